@@ -1,0 +1,27 @@
+import type { PoolConfig } from "pg";
+
+/**
+ * The Postgres schema a service keeps its tables in: the URL's `schema` parameter
+ * when it names one, else the service's own name (one database, a schema each).
+ */
+export function schemaOf(databaseUrl: string, serviceName: string): string {
+  return new URL(databaseUrl).searchParams.get("schema") || serviceName;
+}
+
+/**
+ * Connection settings as separate fields, with the service's schema first on the
+ * search path (the Prisma pg adapter mishandles some connection-string options).
+ */
+export function poolConfigOf(databaseUrl: string, schema: string, max = 10): PoolConfig {
+  const url = new URL(databaseUrl);
+  return {
+    host: decodeURIComponent(url.hostname) || "127.0.0.1",
+    port: url.port ? Number(url.port) : 5432,
+    user: decodeURIComponent(url.username) || "postgres",
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    database: decodeURIComponent(url.pathname.slice(1)) || "postgres",
+    ssl: url.searchParams.get("sslmode") === "require" ? { rejectUnauthorized: false } : undefined,
+    options: `-c search_path="${schema.replaceAll('"', '""')}"`,
+    max,
+  };
+}

@@ -1,0 +1,3 @@
+export * from "./database-url.js";
+export * from "./migrations.js";
+export * from "./prisma-adapter.js";

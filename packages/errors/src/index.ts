@@ -1,0 +1,3 @@
+export * from "./connect-error.js";
+export * from "./domain-error.js";
+export * from "./http-envelope.js";

@@ -1,0 +1,90 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
+import type { Consumer, IHeaders, Kafka } from "kafkajs";
+import type { Logger } from "pino";
+import { decodeEnvelope, type EventEnvelope } from "./envelope.js";
+import type { SqlClient, TransactionalClient } from "./sql-client.js";
+
+export interface EventConsumer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function headerValues(headers: IHeaders | undefined): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) values[key] = first.toString();
+  }
+  return values;
+}
+
+/**
+ * Consumes herald events at least once and applies each at most once: the event id
+ * is recorded in processed_events in the same transaction as the handler's writes,
+ * so a redelivered event finds its id and is skipped. A message that is not an
+ * envelope is logged and skipped rather than blocking its partition.
+ */
+export function createEventConsumer<Tx extends SqlClient>(options: {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  db: TransactionalClient<Tx>;
+  logger: Logger;
+  handle: (event: EventEnvelope, tx: Tx) => Promise<void>;
+  fromBeginning?: boolean;
+}): EventConsumer {
+  const { db, groupId, logger } = options;
+  let consumer: Consumer | undefined;
+  const tracer = trace.getTracer("herald-kafka");
+
+  async function apply(event: EventEnvelope): Promise<void> {
+    await db.$transaction(async (tx) => {
+      const inserted = await tx.$executeRaw`
+        INSERT INTO processed_events (consumer, event_id) VALUES (${groupId}, ${event.eventId})
+        ON CONFLICT DO NOTHING`;
+      if (inserted === 0) return;
+      await options.handle(event, tx);
+    });
+  }
+
+  return {
+    async start() {
+      consumer = options.kafka.consumer({ groupId, retry: { retries: 10 } });
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        logger.error({ err: payload.error, groupId, restarting: payload.restart }, "event consumer crashed");
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+      await consumer.run({
+        eachMessage: async ({ topic, message }) => {
+          if (!message.value) return;
+          let event: EventEnvelope;
+          try {
+            event = decodeEnvelope(message.value);
+          } catch (error) {
+            logger.warn({ err: error, topic, offset: message.offset }, "skipping a message that is not an event envelope");
+            return;
+          }
+          const parent = propagation.extract(ROOT_CONTEXT, headerValues(message.headers));
+          await context.with(parent, () =>
+            tracer.startActiveSpan(
+              `${topic} process`,
+              { kind: SpanKind.CONSUMER, attributes: { "messaging.system": "kafka" } },
+              async (span) => {
+                try {
+                  await apply(event);
+                } finally {
+                  span.end();
+                }
+              },
+            ),
+          );
+        },
+      });
+    },
+    async stop() {
+      await consumer?.disconnect();
+      consumer = undefined;
+    },
+  };
+}

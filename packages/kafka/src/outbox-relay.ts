@@ -1,0 +1,131 @@
+import type { Producer, TopicMessages } from "kafkajs";
+import type { Logger } from "pino";
+import type { SqlClient, TransactionalClient } from "./sql-client.js";
+
+interface OutboxRow {
+  event_id: string;
+  topic: string;
+  key: string;
+  payload: Uint8Array;
+  headers: Record<string, string>;
+}
+
+export interface OutboxRelay {
+  start(): void;
+  /** Publishes soon: call after a transaction that wrote to the outbox commits. */
+  nudge(): void;
+  /** Publishes until the outbox is empty; throws if Kafka cannot be reached. */
+  flush(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves outbox rows to Kafka. One relay per schema publishes at a time (an
+ * advisory lock), in id order, and deletes rows only after Kafka acknowledged them:
+ * a crash or an outage at any point re-sends, never loses (consumers deduplicate).
+ */
+export function createOutboxRelay<Tx extends SqlClient>(options: {
+  db: TransactionalClient<Tx>;
+  producer: Producer;
+  logger: Logger;
+  batchSize?: number;
+  pollIntervalMs?: number;
+}): OutboxRelay {
+  const { db, producer, logger } = options;
+  const batchSize = options.batchSize ?? 500;
+  const pollIntervalMs = options.pollIntervalMs ?? 500;
+  let connected = false;
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let nudged = false;
+
+  async function publishBatch(): Promise<number> {
+    return db.$transaction(
+      async (tx) => {
+        const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
+          SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked`;
+        if (!lock?.locked) return 0;
+        const rows = await tx.$queryRaw<OutboxRow[]>`
+          SELECT event_id::text AS event_id, topic, key, payload, headers
+          FROM outbox_events ORDER BY id LIMIT ${batchSize}`;
+        if (rows.length === 0) return 0;
+        if (!connected) {
+          await producer.connect();
+          connected = true;
+        }
+        await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(rows) });
+        await tx.$executeRaw`DELETE FROM outbox_events WHERE event_id = ANY(${rows.map((row) => row.event_id)}::uuid[])`;
+        return rows.length;
+      },
+      { maxWait: 5_000, timeout: 30_000 },
+    );
+  }
+
+  async function run(): Promise<void> {
+    let failures = 0;
+    while (running) {
+      nudged = false;
+      try {
+        const published = await publishBatch();
+        if (failures > 0) logger.info({ afterAttempts: failures }, "outbox relay reconnected to Kafka");
+        failures = 0;
+        if (published === batchSize) continue;
+      } catch (error) {
+        failures++;
+        if (failures === 1 || failures % 20 === 0) {
+          logger.warn({ err: error, attempts: failures }, "outbox relay cannot publish; events wait in the outbox");
+        }
+        connected = false;
+        await producer.disconnect().catch(() => {});
+      }
+      if (nudged && failures === 0) continue;
+      const delay = failures === 0 ? pollIntervalMs : Math.min(pollIntervalMs * 2 ** failures, 10_000);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    nudge() {
+      nudged = true;
+      wake?.();
+    },
+    async flush() {
+      let total = 0;
+      for (let published = -1; published !== 0; total += published) published = await publishBatch();
+      return total;
+    },
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+      if (connected) await producer.disconnect();
+      connected = false;
+    },
+  };
+}
+
+function groupByTopic(rows: OutboxRow[]): TopicMessages[] {
+  const byTopic = new Map<string, TopicMessages>();
+  for (const row of rows) {
+    let group = byTopic.get(row.topic);
+    if (!group) {
+      group = { topic: row.topic, messages: [] };
+      byTopic.set(row.topic, group);
+    }
+    group.messages.push({ key: row.key, value: Buffer.from(row.payload), headers: row.headers });
+  }
+  return [...byTopic.values()];
+}

@@ -1,0 +1,79 @@
+import { z } from "zod";
+
+/** Raised when the environment does not satisfy a service's schema; names every bad variable. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Parses the environment once at start. The message names each offending variable. */
+export function parseConfig<Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv = process.env): z.infer<Schema> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(environment)"}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+}
+
+/** "true"/"1"/"yes" and "false"/"0"/"no", because z.coerce.boolean() reads "false" as true. */
+export const envBoolean = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no", ""])
+    .optional()
+    .transform((value) => (value === undefined || value === "" ? fallback : ["true", "1", "yes"].includes(value)));
+
+export const envPort = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+
+export const postgresUrl = z.string().refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), {
+  message: "must be a postgresql://user@host:port/database URL",
+});
+
+export const httpUrl = z.string().refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+  message: "must be an http:// or https:// URL",
+});
+
+export const redisUrl = z.string().refine((value) => URL.canParse(value) && /^rediss?:$/.test(new URL(value).protocol), {
+  message: "must be a redis:// or rediss:// URL",
+});
+
+export const brokerList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(",")
+      .map((broker) => broker.trim())
+      .filter(Boolean),
+  )
+  .refine((brokers) => brokers.length > 0 && brokers.every((broker) => /^[^:\s]+:\d{1,5}$/.test(broker)), {
+    message: "must be a comma-separated list of host:port",
+  });
+
+export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
+/** Where each service is reached; a service listens on the port of its own URL. */
+export const serviceUrls = {
+  IDENTITY_URL: httpUrl.default("http://127.0.0.1:50051"),
+  CONTACTS_URL: httpUrl.default("http://127.0.0.1:50052"),
+  DELIVERY_URL: httpUrl.default("http://127.0.0.1:50053"),
+  CAMPAIGNS_URL: httpUrl.default("http://127.0.0.1:50054"),
+  AUTOMATION_URL: httpUrl.default("http://127.0.0.1:50055"),
+};
+
+/** The variables every data-owning service reads. */
+export const serviceEnvironment = {
+  DATABASE_URL: postgresUrl.default("postgresql://postgres@127.0.0.1:5432/herald"),
+  REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
+  KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
+  /**
+   * Prepended to every consumer group: deployments that share a Kafka cluster but not a
+   * database (staging beside production, or test stacks) must not share consumer groups.
+   */
+  KAFKA_GROUP_PREFIX: z.string().default(""),
+  LISTEN_HOST: z.string().min(1).default("0.0.0.0"),
+  LOG_LEVEL: logLevel,
+  ...serviceUrls,
+};
+
+export function portOfUrl(url: string): number {
+  const parsed = new URL(url);
+  if (parsed.port) return Number(parsed.port);
+  return parsed.protocol === "https:" ? 443 : 80;
+}

@@ -1,0 +1,91 @@
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { DomainError, domainErrorToConnect } from "@herald/errors";
+import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Logger } from "./logger.js";
+
+const tracer = () => trace.getTracer("herald-rpc");
+
+/** Prisma's unique-constraint error, recognised without importing any service's client. */
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
+}
+
+/**
+ * Server side: domain errors become ConnectErrors with their detail; a unique
+ * violation that a handler did not translate becomes AlreadyExists; anything else
+ * is logged with its cause and reaches the caller only as "internal error".
+ */
+export function createErrorInterceptor(options: { logger: Logger }): Interceptor {
+  return (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      if (error instanceof ConnectError) throw error;
+      if (error instanceof DomainError) throw domainErrorToConnect(error);
+      if (isUniqueViolation(error)) {
+        throw domainErrorToConnect(new DomainError("conflict", "CONFLICT", "The resource already exists", { cause: error }));
+      }
+      options.logger.error({ err: error, procedure: request.url }, "unhandled error in RPC handler");
+      throw new ConnectError("internal error", Code.Internal);
+    }
+  };
+}
+
+/** Server side: one log line per call with its duration and outcome. */
+export function createLoggingInterceptor(options: { logger: Logger }): Interceptor {
+  return (next) => async (request) => {
+    const started = performance.now();
+    try {
+      const response = await next(request);
+      options.logger.debug({ procedure: request.method.name, ms: performance.now() - started }, "rpc ok");
+      return response;
+    } catch (error) {
+      const code = error instanceof ConnectError ? Code[error.code] : "Unknown";
+      options.logger.info({ procedure: request.method.name, ms: performance.now() - started, code }, "rpc failed");
+      throw error;
+    }
+  };
+}
+
+const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
+const headerGetter = {
+  keys: (carrier: Headers) => [...carrier.keys()],
+  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+};
+
+/** Runs one call inside a span of the given kind, marking the span failed when the call fails. */
+function tracedCall(kind: SpanKind, parent: Context, next: Parameters<Interceptor>[0]): ReturnType<Interceptor> {
+  return (request) =>
+    tracer().startActiveSpan(
+      `${request.service.typeName}/${request.method.name}`,
+      { kind, attributes: { "rpc.system": "connect_rpc", "rpc.method": request.method.name } },
+      parent,
+      async (span) => {
+        if (kind === SpanKind.CLIENT) propagation.inject(context.active(), request.header, headerSetter);
+        try {
+          return await next(request);
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+}
+
+/** Client side: a span per call, its context sent in the request headers (W3C traceparent). */
+export function createClientTracingInterceptor(): Interceptor {
+  return (next) => (request) => tracedCall(SpanKind.CLIENT, context.active(), next)(request);
+}
+
+/** Server side: continues the caller's trace from the request headers. */
+export function createServerTracingInterceptor(): Interceptor {
+  return (next) => (request) =>
+    tracedCall(SpanKind.SERVER, propagation.extract(context.active(), request.header, headerGetter), next)(request);
+}
+
+/** The interceptors every service installs, in order. */
+export function serverInterceptors(options: { logger: Logger }): Interceptor[] {
+  return [createServerTracingInterceptor(), createLoggingInterceptor(options), createErrorInterceptor(options)];
+}

@@ -1,0 +1,68 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type HealthState, registerHealth } from "./health.js";
+
+export interface RpcServer {
+  /** Resolves with the bound port once the server accepts connections. */
+  listen(port: number, host?: string): Promise<number>;
+  /** Stops accepting, lets in-flight calls finish, then closes lingering sessions. */
+  close(graceMs?: number): Promise<void>;
+  readonly health: HealthState;
+}
+
+/**
+ * One cleartext HTTP/2 port that speaks gRPC, Connect and gRPC-Web, with
+ * grpc.health.v1 beside the service's own routes.
+ */
+export function createRpcServer(options: {
+  routes: (router: ConnectRouter) => void;
+  health: HealthState;
+  interceptors?: Interceptor[];
+}): RpcServer {
+  const handler = connectNodeAdapter({
+    grpc: true,
+    grpcWeb: true,
+    connect: true,
+    interceptors: options.interceptors ?? [],
+    routes(router) {
+      registerHealth(router, options.health);
+      options.routes(router);
+    },
+  });
+  const server = http2.createServer(handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+
+  return {
+    health: options.health,
+    listen(port, host = "0.0.0.0") {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+    },
+    close(graceMs = 5_000) {
+      options.health.shutdown();
+      return new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        const timer = setTimeout(() => {
+          for (const session of sessions) session.destroy();
+        }, graceMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        // Ask clients to go away; sessions close once their streams are done.
+        for (const session of sessions) session.close();
+      });
+    },
+  };
+}

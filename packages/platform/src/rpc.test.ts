@@ -1,0 +1,106 @@
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { DomainError, errorDetailOf } from "@herald/errors";
+import { Health } from "@herald/proto/grpc/health/v1/health_pb";
+import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHealthState, ServingStatus } from "./health.js";
+import { serverInterceptors } from "./interceptors.js";
+import { createLogger } from "./logger.js";
+import { createRpcClient, createRpcTransport } from "./rpc-client.js";
+import { createRpcServer, type RpcServer } from "./rpc-server.js";
+import { startTelemetry, type Telemetry } from "./telemetry.js";
+
+const logger = createLogger({ name: "rpc-test", level: "silent" });
+
+describe("the RPC server and client", () => {
+  const exporter = new InMemorySpanExporter();
+  let telemetry: Telemetry;
+  let server: RpcServer;
+  let baseUrl: string;
+  let failWith: unknown;
+
+  beforeAll(async () => {
+    telemetry = startTelemetry({ serviceName: "rpc-test", exporter });
+    server = createRpcServer({
+      health: createHealthState([IdentityService.typeName]),
+      interceptors: serverInterceptors({ logger }),
+      routes: (router) =>
+        router.service(IdentityService, {
+          getServiceInfo: () => {
+            if (failWith) throw failWith;
+            return { info: { name: "identity" } };
+          },
+        }),
+    });
+    baseUrl = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await telemetry.shutdown();
+  });
+
+  it("joins the caller's trace on the server side", async () => {
+    exporter.reset();
+    failWith = undefined;
+    const client = createRpcClient(IdentityService, { baseUrl, connections: 2 });
+    expect((await client.getServiceInfo({})).info?.name).toBe("identity");
+    const spans = exporter.getFinishedSpans();
+    const clientSpan = spans.find((span) => span.kind === 2);
+    const serverSpan = spans.find((span) => span.kind === 1);
+    expect(clientSpan && serverSpan).toBeTruthy();
+    expect(serverSpan?.spanContext().traceId).toBe(clientSpan?.spanContext().traceId);
+    expect(serverSpan?.parentSpanContext?.spanId).toBe(clientSpan?.spanContext().spanId);
+  });
+
+  it("sends a domain error with its machine code, and hides an unexpected one", async () => {
+    const client = createRpcClient(IdentityService, { baseUrl, protocol: "grpc" });
+    failWith = new DomainError("permission-denied", "PROJECT_DISABLED", "This project is disabled");
+    const denied = await client.getServiceInfo({}).catch((error: unknown) => error);
+    expect(denied).toBeInstanceOf(ConnectError);
+    expect((denied as ConnectError).code).toBe(Code.PermissionDenied);
+    expect(errorDetailOf(denied as ConnectError)?.code).toBe("PROJECT_DISABLED");
+
+    failWith = new Error("secret database detail");
+    const internal = (await client.getServiceInfo({}).catch((error: unknown) => error)) as ConnectError;
+    expect(internal.code).toBe(Code.Internal);
+    expect(internal.rawMessage).not.toContain("secret");
+
+    failWith = Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+    expect(((await client.getServiceInfo({}).catch((error: unknown) => error)) as ConnectError).code).toBe(Code.AlreadyExists);
+  });
+
+  it("reports NOT_SERVING once the server begins to shut down, through Watch as well", async () => {
+    const health = createClient(Health, createRpcTransport({ baseUrl }));
+    const abort = new AbortController();
+    const updates = health.watch({ service: IdentityService.typeName }, { signal: abort.signal })[Symbol.asyncIterator]();
+    expect((await updates.next()).value?.status).toBe(ServingStatus.SERVING);
+    server.health.set(IdentityService.typeName, ServingStatus.NOT_SERVING);
+    expect((await updates.next()).value?.status).toBe(ServingStatus.NOT_SERVING);
+    expect((await health.check({ service: IdentityService.typeName })).status).toBe(ServingStatus.NOT_SERVING);
+    server.health.set(IdentityService.typeName, ServingStatus.SERVING);
+    abort.abort();
+  });
+
+  it("retries a side-effect-free call while the upstream is unreachable, and nothing else", async () => {
+    let attempts = 0;
+    const countAttempts: Interceptor = (next) => (request) => {
+      attempts++;
+      return next(request);
+    };
+    const options = { baseUrl: "http://127.0.0.1:9", retries: 2, interceptors: [countAttempts] };
+    const error = (await createRpcClient(IdentityService, options)
+      .getServiceInfo({})
+      .catch((e: unknown) => e)) as ConnectError;
+    expect(error.code).toBe(Code.Unavailable);
+    expect(attempts).toBe(3);
+
+    attempts = 0;
+    // Health.Check declares no idempotency level, so it is tried once.
+    await createRpcClient(Health, options)
+      .check({ service: "" })
+      .catch(() => {});
+    expect(attempts).toBe(1);
+  });
+});

@@ -1,0 +1,36 @@
+import type { Logger } from "./logger.js";
+
+/**
+ * Runs the given steps once, in order, on SIGTERM or SIGINT, then exits. A second
+ * signal while shutting down exits at once.
+ */
+export function onShutdown(logger: Logger, steps: Array<() => Promise<void>>, timeoutMs = 15_000): void {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    const timer = setTimeout(() => {
+      logger.error("shutdown took too long, exiting");
+      process.exit(1);
+    }, timeoutMs);
+    timer.unref();
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (error) {
+        logger.error({ err: error }, "shutdown step failed");
+      }
+    }
+    process.exit(0);
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}
+
+/** Prints a start-up failure (bad config, unreachable database) and ends the process with status 1. */
+export function exitOnStartupError(name: string, error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${name} failed to start: ${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+
+/** A port that was free a moment ago; good enough for processes started by tests. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export interface ServiceProcess {
+  readonly name: string;
+  readonly output: () => string;
+  /** Resolves with the exit code once the process has ended. */
+  readonly exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs a built service (`node <entry>`) with the given environment, capturing its output. */
+export function spawnService(options: { name: string; entry: string; env: NodeJS.ProcessEnv }): ServiceProcess {
+  const child: ChildProcess = spawn(process.execPath, [options.entry], {
+    env: { ...process.env, LOG_LEVEL: "warn", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    name: options.name,
+    output: () => output,
+    exited,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Polls until check() resolves true, or fails with what the process printed. */
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  options: { timeoutMs?: number; describe?: () => string } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting${options.describe ? `:\n${options.describe()}` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,101 @@
+import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { applyMigrations } from "@herald/db";
+import { Health, HealthCheckResponse_ServingStatus } from "@herald/proto/grpc/health/v1/health_pb";
+import { freePort, type ServiceProcess, spawnService, waitUntil } from "./service-process.js";
+
+export const serviceNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+export type ServiceName = (typeof serviceNames)[number];
+
+/** The repository root: this file is packages/testing/{src,dist}/stack.*. */
+export const repoRoot = join(import.meta.dirname, "..", "..", "..");
+
+export const repoPath = (path: string) => join(repoRoot, path);
+
+export const entryOf = (name: ServiceName | "gateway") => repoPath(`services/${name}/dist/main.js`);
+
+/** Migrates every service's schema in the given database, as each service would at start. */
+export async function migrateAllServices(databaseUrl: string): Promise<void> {
+  for (const name of serviceNames) {
+    await applyMigrations({ databaseUrl, schema: name, migrationsDir: repoPath(`services/${name}/prisma/migrations`) });
+  }
+}
+
+export const urlVariableOf = (name: ServiceName) => `${name.toUpperCase()}_URL`;
+
+export async function isServing(url: string): Promise<boolean> {
+  const client = createClient(Health, createGrpcTransport({ baseUrl: url, defaultTimeoutMs: 1_000 }));
+  const { status } = await client.check({ service: "" });
+  return status === HealthCheckResponse_ServingStatus.SERVING;
+}
+
+export interface InfrastructureUrls {
+  databaseUrl: string;
+  redisUrl: string;
+  kafkaBrokers: string[];
+}
+
+/** Starts one data service as its own process and waits until it serves. */
+export async function startService(
+  name: ServiceName,
+  infra: InfrastructureUrls,
+  port?: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ process: ServiceProcess; url: string }> {
+  const url = `http://127.0.0.1:${port ?? (await freePort())}`;
+  const process = spawnService({
+    name,
+    entry: entryOf(name),
+    env: {
+      DATABASE_URL: infra.databaseUrl,
+      REDIS_URL: infra.redisUrl,
+      KAFKA_BROKERS: infra.kafkaBrokers.join(","),
+      LISTEN_HOST: "127.0.0.1",
+      // Each test database is its own deployment: its services must not share consumer groups with another's.
+      KAFKA_GROUP_PREFIX: `${new URL(infra.databaseUrl).pathname.slice(1)}.`,
+      ...env,
+      [urlVariableOf(name)]: url,
+    },
+  });
+  await waitUntil(() => isServing(url), { describe: () => `${name} did not become healthy:\n${process.output()}` });
+  return { process, url };
+}
+
+export interface Stack {
+  gatewayUrl: string;
+  serviceUrls: Record<ServiceName, string>;
+  stop(): Promise<void>;
+}
+
+/** All five services and the gateway, each a real process, on free ports. */
+export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}): Promise<Stack> {
+  const started = await Promise.all(serviceNames.map((name) => startService(name, infra, undefined, env)));
+  const serviceUrls = Object.fromEntries(serviceNames.map((name, index) => [name, started[index]?.url])) as Record<ServiceName, string>;
+  const gatewayPort = await freePort();
+  const gateway = spawnService({
+    name: "gateway",
+    entry: entryOf("gateway"),
+    env: {
+      ...env,
+      REDIS_URL: infra.redisUrl,
+      KAFKA_BROKERS: infra.kafkaBrokers.join(","),
+      GATEWAY_PORT: String(gatewayPort),
+      LISTEN_HOST: "127.0.0.1",
+      PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+      ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
+    },
+  });
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await waitUntil(async () => (await fetch(`${gatewayUrl}/health`)).status === 200, {
+    describe: () => `gateway did not become healthy:\n${gateway.output()}`,
+  });
+  return {
+    gatewayUrl,
+    serviceUrls,
+    async stop() {
+      await gateway.stop();
+      await Promise.all(started.map(({ process }) => process.stop()));
+    },
+  };
+}
