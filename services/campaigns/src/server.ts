@@ -1,0 +1,19 @@
+import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
+import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
+import type { Db } from "./db/client.js";
+import { createCampaignsRpc } from "./rpc/campaigns-rpc.js";
+
+export interface Deps {
+  db: Db;
+  logger: Logger;
+  info: ServiceInfo;
+}
+
+export function build(deps: Deps): RpcServer {
+  return createRpcServer({
+    health: createHealthState([CampaignsService.typeName]),
+    interceptors: serverInterceptors(deps),
+    routes: (router) => router.service(CampaignsService, createCampaignsRpc(deps)),
+  });
+}

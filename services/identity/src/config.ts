@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
+import { z } from "zod";
+
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined);
+
+export const configSchema = z
+  .object({
+    ...serviceEnvironment,
+    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    /** Signs dashboard sessions; only identity signs and verifies them. */
+    JWT_SECRET: z
+      .string()
+      .optional()
+      .transform((value) => value || undefined)
+      .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" }),
+    SESSION_TTL_HOURS: z.coerce
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(168),
+    DISABLE_SIGNUPS: envBoolean(false),
+    /** Links in the emails identity sends point here (the gateway's public address). */
+    PUBLIC_URL: httpUrl.default("http://localhost:8080"),
+    GITHUB_CLIENT_ID: optionalSecret,
+    GITHUB_CLIENT_SECRET: optionalSecret,
+    GOOGLE_CLIENT_ID: optionalSecret,
+    GOOGLE_CLIENT_SECRET: optionalSecret,
+    // The providers' endpoints are overridable so that a test (or an enterprise GitHub) can stand in.
+    GITHUB_OAUTH_URL: httpUrl.default("https://github.com"),
+    GITHUB_API_URL: httpUrl.default("https://api.github.com"),
+    GOOGLE_OAUTH_URL: httpUrl.default("https://accounts.google.com"),
+    GOOGLE_TOKEN_URL: httpUrl.default("https://oauth2.googleapis.com/token"),
+    GOOGLE_USERINFO_URL: httpUrl.default("https://openidconnect.googleapis.com/v1/userinfo"),
+    OAUTH_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+    STRIPE_SECRET_KEY: optionalSecret,
+    /** Stripe's API by default; stripe-mock or a test double elsewhere. */
+    STRIPE_API_URL: httpUrl.default("https://api.stripe.com"),
+    /** scrypt cost as log2(N): 17 is OWASP's recommendation (128 MiB per hash with r=8); tests use 14. */
+    PASSWORD_SCRYPT_LOG_N: z.coerce.number().int().min(14).max(20).default(17),
+    /** Verification and reset emails per address and purpose per hour. */
+    AUTH_EMAIL_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(5),
+  })
+  .superRefine((config, context) => {
+    if (config.NODE_ENV === "production" && !config.JWT_SECRET) {
+      context.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "is required when NODE_ENV=production" });
+    }
+  })
+  .transform(({ JWT_SECRET, ...config }) => ({
+    ...config,
+    // Outside production a missing secret is made up per process: sessions then end with the process.
+    JWT_SECRET: JWT_SECRET ?? randomBytes(32).toString("base64url"),
+    jwtSecretGenerated: JWT_SECRET === undefined,
+  }));
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => parseConfig(configSchema, env);

@@ -1,0 +1,15 @@
+import type { Reader, Tx } from "./client.js";
+import type { Suspension } from "./generated/client.js";
+
+export type { Suspension };
+
+export async function openSuspension(tx: Tx, projectId: string, reason: string, at: Date): Promise<void> {
+  await tx.suspension.create({ data: { projectId, reason, suspendedAt: at } });
+}
+
+export async function liftSuspensions(tx: Tx, projectId: string, at: Date): Promise<void> {
+  await tx.suspension.updateMany({ where: { projectId, liftedAt: null }, data: { liftedAt: at } });
+}
+
+export const recentSuspensions = (db: Reader, projectId: string, limit = 20): Promise<Suspension[]> =>
+  db.suspension.findMany({ where: { projectId }, orderBy: { suspendedAt: "desc" }, take: limit });

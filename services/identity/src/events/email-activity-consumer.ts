@@ -1,0 +1,48 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { createEventConsumer, type EventConsumer, payloadOf, topics } from "@herald/kafka";
+import type { Logger } from "@herald/platform";
+import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
+import type { Kafka } from "kafkajs";
+import type { Db } from "../db/client.js";
+import { applyEmailActivity } from "../db/usage.js";
+import { type ActivityCategory, effectOfEmailActivity } from "../domain/email-activity-effect.js";
+import { isId } from "../domain/ids.js";
+
+export const emailActivityGroupId = "identity.email-activity";
+
+const categoryNames: Record<EmailCategory, ActivityCategory> = {
+  [EmailCategory.UNSPECIFIED]: "unspecified",
+  [EmailCategory.TRANSACTIONAL]: "transactional",
+  [EmailCategory.CAMPAIGN]: "campaign",
+  [EmailCategory.WORKFLOW]: "workflow",
+  [EmailCategory.INBOUND]: "inbound",
+};
+
+/** Meters sends per billing category and keeps the daily reputation counts, from delivery's activity. */
+export function createEmailActivityConsumer(deps: {
+  kafka: Kafka;
+  db: Db;
+  logger: Logger;
+  fromBeginning?: boolean;
+  /** Tests that share a broker with a running identity use a group of their own. */
+  groupId?: string;
+}): EventConsumer {
+  return createEventConsumer({
+    kafka: deps.kafka,
+    groupId: deps.groupId ?? emailActivityGroupId,
+    topics: [topics.emailActivity],
+    db: deps.db,
+    logger: deps.logger,
+    fromBeginning: deps.fromBeginning,
+    handle: async (event, tx) => {
+      const activity = payloadOf(event, EmailActivitySchema);
+      const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
+      if (!effect.usage && !effect.daily) return;
+      if (!isId(event.projectId)) {
+        deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping email activity of a malformed project id");
+        return;
+      }
+      await applyEmailActivity(tx, event.projectId, event.occurredAt ? timestampDate(event.occurredAt) : new Date(), effect);
+    },
+  });
+}

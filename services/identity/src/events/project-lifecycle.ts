@@ -1,0 +1,29 @@
+import { create } from "@bufbuild/protobuf";
+import { createEnvelope, topics, writeOutboxEvent } from "@herald/kafka";
+import { ProjectLifecycleSchema } from "@herald/proto/herald/events/v1/project_lifecycle_pb";
+import type { Tx } from "../db/client.js";
+
+/** The envelope types of herald.project-lifecycle.v1 (project_lifecycle.proto). */
+export type ProjectLifecycleType =
+  | "project.created"
+  | "project.updated"
+  | "project.disabled"
+  | "project.enabled"
+  | "project.keys_rotated"
+  | "project.reset"
+  | "project.deleted";
+
+/**
+ * Records a lifecycle event in the outbox inside the transaction that made the
+ * change; keyed by project id, so each project's events stay in order.
+ */
+export async function recordProjectEvent(tx: Tx, type: ProjectLifecycleType, projectId: string, actorUserId: string): Promise<void> {
+  const envelope = createEnvelope({
+    type,
+    projectId,
+    source: "identity",
+    payloadSchema: ProjectLifecycleSchema,
+    payload: create(ProjectLifecycleSchema, { projectId, actorUserId }),
+  });
+  await writeOutboxEvent(tx, topics.projectLifecycle, envelope);
+}

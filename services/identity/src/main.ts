@@ -1,0 +1,66 @@
+import { applyMigrations, schemaOf } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
+import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { Redis } from "ioredis";
+import { createStripePayments } from "./billing/stripe-payments.js";
+import { loadConfig } from "./config.js";
+import { createDb } from "./db/client.js";
+import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
+import { build } from "./server.js";
+
+const name = "identity";
+try {
+  const config = loadConfig();
+  const logger = createLogger({ name, level: config.LOG_LEVEL });
+  if (config.jwtSecretGenerated) logger.warn("JWT_SECRET is not set: sessions are signed with a random key and end when this process does");
+  const telemetry = startTelemetry({ serviceName: name });
+  const schema = schemaOf(config.DATABASE_URL, name);
+  await applyMigrations({
+    databaseUrl: config.DATABASE_URL,
+    schema,
+    migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
+  });
+  const db = createDb(config.DATABASE_URL, schema);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle]);
+  await admin.disconnect();
+  const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
+  // A new group starts at the beginning of the topic: metering must not miss what was sent before the first start.
+  const emailActivity = createEmailActivityConsumer({
+    kafka,
+    db,
+    logger,
+    fromBeginning: true,
+    groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
+  });
+  const payments = config.STRIPE_SECRET_KEY
+    ? createStripePayments({ secretKey: config.STRIPE_SECRET_KEY, apiUrl: config.STRIPE_API_URL })
+    : undefined;
+  const server = build({
+    db,
+    redis,
+    logger,
+    config,
+    payments,
+    info: serviceInfoOf(name, schema, import.meta.url),
+    nudgeOutbox: () => relay.nudge(),
+  });
+  // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
+  relay.start();
+  await emailActivity.start();
+  const port = await server.listen(portOfUrl(config.IDENTITY_URL), config.LISTEN_HOST);
+  logger.info({ port, schema }, `${name} listening`);
+  onShutdown(logger, [
+    () => server.close(),
+    () => emailActivity.stop(),
+    () => relay.stop(),
+    () => db.$disconnect(),
+    async () => void (await redis.quit()),
+    () => telemetry.shutdown(),
+  ]);
+} catch (error) {
+  exitOnStartupError(name, error);
+}

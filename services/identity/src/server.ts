@@ -1,0 +1,65 @@
+import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
+import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
+import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
+import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
+import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
+import type { Redis } from "ioredis";
+import { createAccounts } from "./accounts/accounts.js";
+import { createAuthEmailLimiter } from "./accounts/auth-email-limiter.js";
+import { createOAuthSignIn } from "./accounts/oauth-sign-in.js";
+import { createSessions } from "./accounts/sessions.js";
+import { createBilling } from "./billing/billing.js";
+import type { Payments } from "./billing/payments.js";
+import type { Config } from "./config.js";
+import type { Db } from "./db/client.js";
+import { createPasswordHasher } from "./domain/password.js";
+import { createSessionTokens } from "./domain/session-token.js";
+import { createOAuthProviders } from "./oauth/providers.js";
+import { createMembers } from "./projects/members.js";
+import { createProjects } from "./projects/projects.js";
+import { createAccountRpc } from "./rpc/account-rpc.js";
+import { createBillingRpc } from "./rpc/billing-rpc.js";
+import { createIdentityRpc } from "./rpc/identity-rpc.js";
+import { createProjectRpc } from "./rpc/project-rpc.js";
+
+export interface Deps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  info: ServiceInfo;
+  config: Config;
+  /** Stripe when STRIPE_SECRET_KEY is set; without it billing's payment calls answer BILLING_DISABLED. */
+  payments: Payments | undefined;
+  /** Tells the outbox relay that a commit wrote events. */
+  nudgeOutbox: () => void;
+}
+
+export function build(deps: Deps): RpcServer {
+  const { db, logger, config } = deps;
+  const sessions = createSessions({ db, tokens: createSessionTokens({ secret: config.JWT_SECRET }), ttlHours: config.SESSION_TTL_HOURS });
+  const accounts = createAccounts({
+    db,
+    logger,
+    sessions,
+    passwords: createPasswordHasher({ logN: config.PASSWORD_SCRYPT_LOG_N }),
+    limiter: createAuthEmailLimiter({ redis: deps.redis, limitPerHour: config.AUTH_EMAIL_LIMIT_PER_HOUR }),
+    publicUrl: config.PUBLIC_URL,
+    signupsDisabled: config.DISABLE_SIGNUPS,
+  });
+  const oauth = createOAuthSignIn({ db, sessions, providers: createOAuthProviders(config), signupsDisabled: config.DISABLE_SIGNUPS });
+  const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox });
+  const members = createMembers({ db, logger, publicUrl: config.PUBLIC_URL });
+  const billing = createBilling({ db, payments: deps.payments });
+
+  return createRpcServer({
+    health: createHealthState([IdentityService.typeName, AccountService.typeName, ProjectService.typeName, BillingService.typeName]),
+    interceptors: serverInterceptors(deps),
+    routes: (router) => {
+      router.service(IdentityService, createIdentityRpc(deps));
+      router.service(AccountService, createAccountRpc({ db, accounts, sessions, oauth }));
+      router.service(ProjectService, createProjectRpc({ projects, members }));
+      router.service(BillingService, createBillingRpc({ billing }));
+    },
+  });
+}

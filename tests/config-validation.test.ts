@@ -1,0 +1,35 @@
+import { entryOf, spawnService } from "@herald/testing";
+import { describe, expect, it } from "vitest";
+
+async function startupFailure(name: "contacts" | "gateway", env: NodeJS.ProcessEnv) {
+  const process = spawnService({ name, entry: entryOf(name), env });
+  const code = await process.exited;
+  return { code, output: process.output() };
+}
+
+describe("configuration is validated at start", () => {
+  it("stops a service with a malformed DATABASE_URL, naming the variable", async () => {
+    const { code, output } = await startupFailure("contacts", { DATABASE_URL: "mysql://nope" });
+    expect(code).toBe(1);
+    expect(output).toContain("DATABASE_URL");
+    expect(output).toContain("postgresql://");
+  });
+
+  it("stops a service whose own URL has no usable port, naming the variable", async () => {
+    const { code, output } = await startupFailure("contacts", { CONTACTS_URL: "http://127.0.0.1:99999" });
+    expect(code).toBe(1);
+    expect(output).toContain("CONTACTS_URL");
+  });
+
+  it("stops the gateway with a port that is not a number, naming the variable", async () => {
+    const { code, output } = await startupFailure("gateway", { GATEWAY_PORT: "eighty" });
+    expect(code).toBe(1);
+    expect(output).toContain("GATEWAY_PORT");
+  });
+
+  it("stops the gateway with a port out of range, naming the variable", async () => {
+    const { code, output } = await startupFailure("gateway", { GATEWAY_PORT: "70000" });
+    expect(code).toBe(1);
+    expect(output).toMatch(/GATEWAY_PORT: .*(65535|less than)/i);
+  });
+});
