@@ -1,0 +1,137 @@
+// `npm run bench`: starts its own stack (every service and the gateway as real
+// processes, on a database of its own) and measures the paths that exist so far.
+// Results are printed as Markdown rows for docs/benchmarks.md.
+import os from "node:os";
+import { createClient } from "@connectrpc/connect";
+import { ensureInfrastructure } from "@herald/devinfra";
+import { createRpcTransport } from "@herald/platform";
+import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
+import { createTestDatabase, migrateAllServices, prepareTemplateDatabase, repoRoot, startStack } from "@herald/testing";
+import autocannon from "autocannon";
+
+const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
+
+async function http(name: string, url: string, connections: number): Promise<string> {
+  const result = await autocannon({ url, connections, duration: durationSeconds, pipelining: 1 });
+  const ok = result["2xx"];
+  return `| ${name} | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
+}
+
+/** A signed-up user's new project, through the REST API. */
+async function benchProject(gatewayUrl: string): Promise<{ publicKey: string; secretKey: string }> {
+  const signUp = await fetch(`${gatewayUrl}/auth/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: `bench-${Date.now()}-${Math.random()}@bench.test`, password: "benchmark-password" }),
+  });
+  const cookie = (signUp.headers.getSetCookie()[0] ?? "").split(";")[0] ?? "";
+  const created = await fetch(`${gatewayUrl}/users/@me/projects`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ name: "Benchmark" }),
+  });
+  return (await created.json()) as { publicKey: string; secretKey: string };
+}
+
+/** POST /v1/track with a public key, a new contact every 10 requests, as SPEC.md's hot path sees it. */
+async function track(gatewayUrl: string, connections: number): Promise<string> {
+  const { publicKey } = await benchProject(gatewayUrl);
+  let sent = 0;
+  const result = await autocannon({
+    url: `${gatewayUrl}/v1/track`,
+    connections,
+    duration: durationSeconds,
+    requests: [
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${publicKey}` },
+        setupRequest: (request) => {
+          const contact = Math.floor(sent++ / 10);
+          return {
+            ...request,
+            body: JSON.stringify({ email: `c${contact}@bench.test`, event: "page.viewed", data: { plan: "pro", visits: sent } }),
+          };
+        },
+      },
+    ],
+  });
+  return `| POST /v1/track (gateway → contacts), new contact every 10 requests | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${result["2xx"]} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
+}
+
+/** A 50,000-row CSV through POST /contacts/import, timed from upload to a completed job. */
+async function csvImport(gatewayUrl: string, rows: number): Promise<string> {
+  const { secretKey } = await benchProject(gatewayUrl);
+  const csv = `email,first name,plan,score\n${Array.from({ length: rows }, (_, i) => `row${i}@import.test,Name ${i},pro,${i}`).join("\n")}\n`;
+  const form = new FormData();
+  form.append("file", new Blob([csv], { type: "text/csv" }), "bench.csv");
+  const started = performance.now();
+  const upload = await fetch(`${gatewayUrl}/contacts/import`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secretKey}` },
+    body: form,
+  });
+  const { jobId } = (await upload.json()) as { jobId: string };
+  for (;;) {
+    const job = (await (
+      await fetch(`${gatewayUrl}/contacts/import/${jobId}`, { headers: { authorization: `Bearer ${secretKey}` } })
+    ).json()) as {
+      status: string;
+      imported: number;
+    };
+    if (job.status === "completed" || job.status === "failed") {
+      const seconds = (performance.now() - started) / 1000;
+      return `| CSV import, ${rows.toLocaleString("en")} rows (${(csv.length / 2 ** 20).toFixed(1)} MB) | one job | ${Math.round(job.imported / seconds)} rows/s | ${seconds.toFixed(1)} s in all | ${job.status}, ${job.imported} imported |`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function rpc(name: string, baseUrl: string, concurrency: number): Promise<string> {
+  const client = createClient(IdentityService, createRpcTransport({ baseUrl, connections: 4 }));
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + durationSeconds * 1_000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        try {
+          await client.getServiceInfo({});
+          latencies.push(performance.now() - started);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies[Math.floor(q * (latencies.length - 1))] ?? 0).toFixed(1);
+  return `| ${name} | ${concurrency} in flight, 4 HTTP/2 connections | ${Math.round(latencies.length / durationSeconds)} calls/s | p50 ${at(0.5)} ms, p99 ${at(0.99)} ms | ${latencies.length} ok, ${errors} errors |`;
+}
+
+const infra = await ensureInfrastructure({ root: repoRoot, log: (message) => console.error(`[infra] ${message}`) });
+await prepareTemplateDatabase({ databaseUrl: infra.databaseUrl, migrate: migrateAllServices });
+const database = await createTestDatabase(infra.databaseUrl);
+// The per-project limit (1000/min) would measure the limiter, not the path.
+const stack = await startStack(
+  { databaseUrl: database.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers },
+  { RATE_LIMIT_PER_MINUTE: "1000000", PASSWORD_SCRYPT_LOG_N: "14" },
+);
+try {
+  const rows = [
+    await http("GET /config (gateway only)", `${stack.gatewayUrl}/config`, 50),
+    await http("GET /health (gateway → 5 gRPC health checks)", `${stack.gatewayUrl}/health`, 50),
+    await rpc("GetServiceInfo, Connect binary, direct to identity", stack.serviceUrls.identity, 64),
+    await track(stack.gatewayUrl, 50),
+    await csvImport(stack.gatewayUrl, 50_000),
+  ];
+  console.log(
+    `\n${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${durationSeconds} s each\n`,
+  );
+  console.log("| path | load | throughput | latency | outcome |\n|---|---|---|---|---|");
+  for (const row of rows) console.log(row);
+} finally {
+  await stack.stop();
+  await database.drop();
+  await infra.stop();
+}

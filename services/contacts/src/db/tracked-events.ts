@@ -1,0 +1,120 @@
+import type { DataPatch } from "../domain/contact-data.js";
+import { composeDataPatches } from "../domain/contact-data.js";
+import type { FieldType } from "../domain/field-type.js";
+import { contactEventsTopic, contactIdFieldTag, type PendingContactEvent } from "../events/contact-event-outbox.js";
+import { queryRows, type SqlPool } from "./client.js";
+import { Prisma } from "./generated/client.js";
+
+/** One tracked event whose call left the contact's subscription alone. */
+export interface TrackedEventWrite {
+  projectId: string;
+  /** Normalised and valid. */
+  email: string;
+  patch: DataPatch;
+  event: PendingContactEvent;
+  newFields: Array<{ key: string; type: FieldType }>;
+}
+
+export interface TrackedEventWritten {
+  contactId: string;
+  created: boolean;
+}
+
+const contactKey = (projectId: string, email: string) => `${projectId} ${email}`;
+
+/**
+ * Records a batch of tracked events in ONE statement, whatever the number: each
+ * contact is created or patched once (the patches of several events of one contact
+ * composed in order), every event gets its own record and outbox row (in the order
+ * of the batch, so per-contact order holds on Kafka), and new keys are registered.
+ * New contacts are subscribed (no event in the batch gave a state). Contacts are
+ * written in (project, email) order, so that two batches lock shared contacts in the
+ * same order. The results follow the batch's order; of several events of a contact
+ * the batch created, the first one reports it created.
+ *
+ * This is what makes /v1/track cheap under load: a statement and a commit cost far
+ * more than the rows they write, and concurrent calls share them here.
+ */
+export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWrite[], now: Date): Promise<TrackedEventWritten[]> {
+  const contacts = new Map<string, { projectId: string; email: string; patches: DataPatch[] }>();
+  for (const write of writes) {
+    const key = contactKey(write.projectId, write.email);
+    const contact = contacts.get(key) ?? { projectId: write.projectId, email: write.email, patches: [] };
+    contact.patches.push(write.patch);
+    contacts.set(key, contact);
+  }
+  const inputs = [...contacts.values()].map((contact) => ({ ...contact, ...composeDataPatches(contact.patches) }));
+  const fields = new Map<string, { projectId: string; key: string; type: FieldType }>();
+  for (const write of writes) {
+    for (const field of write.newFields) {
+      const key = contactKey(write.projectId, field.key);
+      if (!fields.has(key)) fields.set(key, { projectId: write.projectId, ...field });
+    }
+  }
+  const events = writes.map((write) => write.event);
+  const rows = await queryRows<{ projectId: string; email: string; id: string; created: boolean }>(
+    pool,
+    Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${inputs.map((input) => input.projectId)}::uuid[],
+        ${inputs.map((input) => input.email)}::text[],
+        ${inputs.map((input) => JSON.stringify(input.set))}::jsonb[],
+        ${inputs.map((input) => JSON.stringify(input.remove))}::jsonb[]
+      ) AS i(project_id, email, set, remove)
+    ),
+    upserted AS (
+      INSERT INTO contacts AS c (project_id, email, subscribed, data, created_at, updated_at)
+      SELECT i.project_id, i.email, true, i.set, ${now}, ${now} FROM input i ORDER BY i.project_id, i.email
+      ON CONFLICT (project_id, email) DO UPDATE SET
+        data = (c.data || EXCLUDED.data) - ARRAY(
+          SELECT jsonb_array_elements_text(i.remove) FROM input i WHERE i.project_id = EXCLUDED.project_id AND i.email = EXCLUDED.email
+        ),
+        updated_at = EXCLUDED.updated_at
+      RETURNING c.id, c.project_id, c.email, (c.xmax = 0) AS created
+    ),
+    sent AS (
+      SELECT e.*, u.id AS contact_id FROM unnest(
+        ${events.map((event) => event.id)}::uuid[],
+        ${events.map((event) => event.projectId)}::uuid[],
+        ${writes.map((write) => write.email)}::text[],
+        ${events.map((event) => event.name)}::text[],
+        ${events.map((event) => JSON.stringify(event.data))}::jsonb[],
+        ${events.map((event) => event.occurredAt.toISOString())}::timestamptz[],
+        ${events.map((event) => Buffer.from(event.envelopeWithoutContact).toString("base64"))}::text[],
+        ${events.map((event) => event.headers)}::jsonb[]
+      ) WITH ORDINALITY AS e(id, project_id, email, name, data, occurred_at, envelope, headers, position)
+      JOIN upserted u ON u.project_id = e.project_id AND u.email = e.email
+    ),
+    tracked AS (
+      INSERT INTO events (id, project_id, contact_id, name, data, created_at)
+      SELECT id, project_id, contact_id, name, data, occurred_at FROM sent ORDER BY position
+    ),
+    outbox AS (
+      INSERT INTO outbox_events (event_id, topic, key, payload, headers)
+      SELECT id, ${contactEventsTopic}, contact_id::text,
+        decode(envelope, 'base64') || ${contactIdFieldTag}::bytea || convert_to(contact_id::text, 'UTF8'), headers
+      FROM sent ORDER BY position
+    ),
+    registered AS (
+      INSERT INTO contact_fields (project_id, key, type)
+      SELECT * FROM unnest(
+        ${[...fields.values()].map((field) => field.projectId)}::uuid[],
+        ${[...fields.values()].map((field) => field.key)}::text[],
+        ${[...fields.values()].map((field) => field.type)}::text[]
+      )
+      ON CONFLICT (project_id, key) DO NOTHING
+    )
+    SELECT project_id::text AS "projectId", email, id::text AS id, created FROM upserted`,
+  );
+  const written = new Map(rows.map((row) => [contactKey(row.projectId, row.email), { contactId: row.id, created: row.created }]));
+  const reported = new Set<string>();
+  return writes.map((write) => {
+    const key = contactKey(write.projectId, write.email);
+    const contact = written.get(key);
+    if (!contact) throw new Error(`the batch wrote no contact for ${write.email}`);
+    const created = contact.created && !reported.has(key);
+    reported.add(key);
+    return { contactId: contact.contactId, created };
+  });
+}

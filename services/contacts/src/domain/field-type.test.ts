@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import type { JsonValue } from "./contact-data.js";
+import { inferFieldType, isIsoDate } from "./field-type.js";
+
+describe("field type inference", () => {
+  it.each([
+    [42, "number"],
+    [-0.5, "number"],
+    [true, "boolean"],
+    [false, "boolean"],
+    ["2024-05-01", "date"],
+    ["2024-05-01T10:20:30Z", "date"],
+    ["2024-05-01T10:20:30.123Z", "date"],
+    ["2024-05-01T10:20:30+02:00", "string"],
+    ["2024-05-01T10:20Z", "string"],
+    ["2024-02-30", "string"],
+    ["2024-05-01T24:00:00Z", "string"],
+    ["01/05/2024", "string"],
+    ["42", "string"],
+    ["true", "string"],
+    ["hello", "string"],
+    [{ tier: "gold" }, "string"],
+    [["a"], "string"],
+  ] as Array<[Exclude<JsonValue, null>, string]>)("%j is %s", (value, type) => {
+    expect(inferFieldType(value)).toBe(type);
+  });
+
+  it("accepts leap days that exist", () => {
+    expect(isIsoDate("2024-02-29")).toBe(true);
+    expect(isIsoDate("2023-02-29")).toBe(false);
+  });
+});

@@ -1,0 +1,83 @@
+import { applyMigrations, schemaOf } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
+import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { loadConfig } from "./config.js";
+import { createKnownFields } from "./contacts/known-fields.js";
+import { createDatabase } from "./db/client.js";
+import { createThrottledNudge } from "./events/outbox-nudge.js";
+import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
+import { createJobWorker } from "./jobs/job-worker.js";
+import { createJobRunners } from "./jobs/runners.js";
+import { build } from "./server.js";
+
+const name = "contacts";
+try {
+  const config = loadConfig();
+  const logger = createLogger({ name, level: config.LOG_LEVEL });
+  const telemetry = startTelemetry({ serviceName: name });
+  const schema = schemaOf(config.DATABASE_URL, name);
+  await applyMigrations({
+    databaseUrl: config.DATABASE_URL,
+    schema,
+    migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
+  });
+  const database = createDatabase({
+    databaseUrl: config.DATABASE_URL,
+    schema,
+    poolSize: config.DATABASE_POOL_SIZE,
+    onError: (error) => logger.warn({ err: error }, "an idle database connection failed"),
+  });
+  const { db } = database;
+  const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [topics.contactEvents, topics.projectLifecycle]);
+  await admin.disconnect();
+  const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
+  const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
+  const nudgeOutbox = createThrottledNudge(() => relay.nudge(), config.OUTBOX_NUDGE_INTERVAL_MS);
+  const worker = createJobWorker({
+    runners: createJobRunners({
+      db,
+      logger,
+      knownFields,
+      nudgeOutbox,
+      leaseMs: config.JOB_LEASE_MS,
+      importBatchSize: config.IMPORT_BATCH_SIZE,
+    }),
+    logger,
+    pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
+    concurrency: config.JOB_CONCURRENCY,
+  });
+  const lifecycle = createProjectLifecycleConsumer({
+    kafka,
+    db,
+    logger,
+    groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
+  });
+  const server = build({
+    db,
+    pool: database.pool,
+    logger,
+    info: serviceInfoOf(name, schema, import.meta.url),
+    knownFields,
+    nudgeOutbox,
+    nudgeWorker: () => worker.nudge(),
+  });
+  // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
+  relay.start();
+  worker.start();
+  await lifecycle.start();
+  const port = await server.listen(portOfUrl(config.CONTACTS_URL), config.LISTEN_HOST);
+  logger.info({ port, schema }, `${name} listening`);
+  onShutdown(logger, [
+    () => server.close(),
+    () => lifecycle.stop(),
+    () => worker.stop(),
+    () => relay.stop(),
+    () => database.close(),
+    () => telemetry.shutdown(),
+  ]);
+} catch (error) {
+  exitOnStartupError(name, error);
+}

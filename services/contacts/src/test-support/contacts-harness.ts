@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { type Client, createClient } from "@connectrpc/connect";
+import { decodeEnvelope, type EventEnvelope, payloadOf } from "@herald/kafka";
+import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
+import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
+import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
+import { type ContactEvent, ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
+import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { loadConfig } from "../config.js";
+import { createKnownFields, type KnownFields } from "../contacts/known-fields.js";
+import { createDatabase, type Db, type SqlPool } from "../db/client.js";
+import { createJobWorker, type JobWorker } from "../jobs/job-worker.js";
+import { createJobRunners } from "../jobs/runners.js";
+import { build } from "../server.js";
+
+export interface ContactsClients {
+  contacts: Client<typeof ContactsService>;
+  events: Client<typeof EventsService>;
+  jobs: Client<typeof JobsService>;
+}
+
+export interface ContactsHarness extends ContactsClients {
+  db: Db;
+  pool: SqlPool;
+  databaseUrl: string;
+  knownFields: KnownFields;
+  /** A job worker on this database besides the harness's own (when it has one), as another replica's would be. */
+  startWorker(options?: { name?: string; leaseMs?: number; importBatchSize?: number }): JobWorker;
+  stop(): Promise<void>;
+}
+
+const logger = createLogger({ name: "contacts-test", level: "silent" });
+
+/**
+ * contacts' build() on a real port, on a database of its own cloned from the
+ * migrated template, with a job worker unless told otherwise. Outbox rows stay in
+ * the database for the test to read (nothing relays them).
+ */
+export async function startContacts(
+  infra: { databaseUrl: string },
+  options: { worker?: boolean; env?: Record<string, string> } = {},
+): Promise<ContactsHarness> {
+  const database: TestDatabase = await createTestDatabase(infra.databaseUrl);
+  const config = loadConfig({ LOG_LEVEL: "silent", JOB_POLL_INTERVAL_MS: "50", DATABASE_URL: database.databaseUrl, ...options.env });
+  const { db, pool, close } = createDatabase({ databaseUrl: database.databaseUrl, schema: "contacts", poolSize: 20 });
+  const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
+  const workers: JobWorker[] = [];
+
+  function startWorker(overrides: { name?: string; leaseMs?: number; importBatchSize?: number } = {}): JobWorker {
+    const worker = createJobWorker({
+      runners: createJobRunners({
+        db,
+        logger,
+        knownFields,
+        nudgeOutbox: () => {},
+        leaseMs: overrides.leaseMs ?? config.JOB_LEASE_MS,
+        importBatchSize: overrides.importBatchSize ?? config.IMPORT_BATCH_SIZE,
+      }),
+      logger,
+      pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
+      concurrency: config.JOB_CONCURRENCY,
+      name: overrides.name,
+    });
+    workers.push(worker);
+    worker.start();
+    return worker;
+  }
+
+  const worker = options.worker === false ? undefined : startWorker();
+  const server: RpcServer = build({
+    db,
+    pool,
+    logger,
+    info: create(ServiceInfoSchema, { name: "contacts", version: "test", databaseSchema: "contacts" }),
+    knownFields,
+    nudgeOutbox: () => {},
+    nudgeWorker: () => worker?.nudge(),
+  });
+  const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
+  return {
+    contacts: createClient(ContactsService, transport),
+    events: createClient(EventsService, transport),
+    jobs: createClient(JobsService, transport),
+    db,
+    pool,
+    databaseUrl: database.databaseUrl,
+    knownFields,
+    startWorker,
+    async stop() {
+      await server.close(100);
+      await Promise.all(workers.map((running) => running.stop()));
+      await close();
+      await database.drop();
+    },
+  };
+}
+
+export const randomEmail = (label = "contact") => `${label}-${randomUUID()}@example.com`;
+
+export const newProjectId = () => randomUUID();
+
+export { expectFailure } from "@herald/testing";
+
+export interface PublishedContactEvent {
+  envelope: EventEnvelope;
+  payload: ContactEvent | undefined;
+  topic: string;
+  key: string;
+}
+
+/** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
+export async function outboxOf(db: Db, projectId: string): Promise<PublishedContactEvent[]> {
+  const rows = await db.outboxEvent.findMany({ orderBy: { id: "asc" } });
+  return rows
+    .map((row) => {
+      const envelope = decodeEnvelope(row.payload);
+      return { envelope, payload: payloadOf(envelope, ContactEventSchema), topic: row.topic, key: row.key };
+    })
+    .filter((event) => event.envelope.projectId === projectId);
+}
+
+/** Polls until the check passes, for work that happens in the background (jobs). */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

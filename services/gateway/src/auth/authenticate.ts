@@ -1,0 +1,123 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { HttpProblem } from "../http/errors.js";
+import type { Upstreams } from "../upstreams.js";
+import type { ApiKeyCache } from "./api-key-cache.js";
+import type { SessionCache } from "./session-cache.js";
+import { readSessionToken } from "./session-cookie.js";
+
+/**
+ * What a route accepts:
+ * - none: anyone;
+ * - session: a dashboard session cookie (account routes);
+ * - secret / public: a secret (sk_) or public (pk_) key in `Authorization: Bearer`;
+ * - project: a secret key of the project, or a session of one of its members with
+ *   the project named in the path (`:id`) or the `X-Project-Id` header.
+ */
+export type AuthMode = "none" | "session" | "secret" | "public" | "project";
+
+export type Auth =
+  | { via: "key"; projectId: string; keyKind: "secret" | "public" }
+  | { via: "session"; userId: string; sessionToken: string; projectId?: string; role?: number };
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    /** The route's `:id` names the project (/projects/:id/…); elsewhere a session names it in X-Project-Id. */
+    projectInPath?: boolean;
+  }
+  interface FastifyRequest {
+    auth?: Auth;
+  }
+}
+
+const unauthorized = (code: string, message: string) => new HttpProblem({ statusCode: 401, code, message });
+
+export const projectNotFound = () => new HttpProblem({ statusCode: 404, code: "PROJECT_NOT_FOUND", message: "Project not found" });
+
+function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw unauthorized("INVALID_API_KEY", "The Authorization header must be `Bearer <API key>`");
+  return match[1];
+}
+
+function projectIdOf(request: FastifyRequest): string | undefined {
+  if (request.routeOptions.config.projectInPath) {
+    const fromPath = (request.params as { id?: unknown } | undefined)?.id;
+    return typeof fromPath === "string" && fromPath ? fromPath : undefined;
+  }
+  const fromHeader = request.headers["x-project-id"];
+  return typeof fromHeader === "string" && fromHeader ? fromHeader : undefined;
+}
+
+export function registerAuthentication(app: FastifyInstance, deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache }) {
+  async function authenticateKey(key: string, mode: "secret" | "public" | "project", request: FastifyRequest): Promise<Auth> {
+    const resolved = await deps.keys.resolve(key);
+    if (!resolved) throw unauthorized("INVALID_API_KEY", "Invalid API key");
+    const wanted = mode === "public" ? "public" : "secret";
+    if (resolved.kind !== wanted) {
+      throw wanted === "secret"
+        ? unauthorized("INVALID_API_KEY", "This endpoint requires a secret key (sk_…), not a public key")
+        : unauthorized("INVALID_API_KEY", "This endpoint requires a public key (pk_…), not a secret key");
+    }
+    if (resolved.disabled) throw new HttpProblem({ statusCode: 403, code: "PROJECT_DISABLED", message: "This project is disabled" });
+    const named = mode === "project" ? projectIdOf(request) : undefined;
+    // A key reaches only its own project: another project's id looks like one that does not exist.
+    if (named !== undefined && named !== resolved.projectId) throw projectNotFound();
+    return { via: "key", projectId: resolved.projectId, keyKind: resolved.kind };
+  }
+
+  async function authenticateSession(token: string, projectId: string | undefined): Promise<Auth> {
+    const cached = deps.sessions.get(token, projectId ?? "");
+    if (cached) return { via: "session", userId: cached.userId, sessionToken: token, projectId, role: cached.role };
+    try {
+      const answer = await deps.upstreams.accounts.authenticateSession({ sessionToken: token, projectId: projectId ?? "" });
+      const userId = answer.user?.id ?? "";
+      deps.sessions.set(token, projectId ?? "", { userId, role: projectId ? answer.role : undefined });
+      return { via: "session", userId, sessionToken: token, projectId, role: projectId ? answer.role : undefined };
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.Unauthenticated) {
+        throw unauthorized("SESSION_INVALID", "Your session has expired or was ended; sign in again");
+      }
+      throw error;
+    }
+  }
+
+  app.addHook("onRequest", async (request) => {
+    const mode = request.routeOptions.config.auth ?? "none";
+    if (mode === "none") return;
+    if (mode !== "session") {
+      const key = bearerOf(request);
+      if (key !== undefined) {
+        request.auth = await authenticateKey(key, mode, request);
+        return;
+      }
+    }
+    const session = mode === "session" || mode === "project" ? readSessionToken(request) : undefined;
+    if (session === undefined) {
+      throw mode === "session"
+        ? unauthorized("UNAUTHORIZED", "Sign in first: this endpoint needs a dashboard session")
+        : unauthorized("UNAUTHORIZED", "Missing API key: send `Authorization: Bearer <key>`");
+    }
+    const projectId = mode === "project" ? projectIdOf(request) : undefined;
+    if (mode === "project" && projectId === undefined) {
+      throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
+    }
+    request.auth = await authenticateSession(session, projectId);
+  });
+}
+
+/** The project a request acts on; routes call this only where their auth mode guarantees one. */
+export function projectOf(request: FastifyRequest): string {
+  const projectId = request.auth?.projectId;
+  if (!projectId) throw projectNotFound();
+  return projectId;
+}
+
+/** The signed-in user; routes call this only where their auth mode is session. */
+export function userOf(request: FastifyRequest): string {
+  if (request.auth?.via !== "session") throw unauthorized("UNAUTHORIZED", "Sign in first: this endpoint needs a dashboard session");
+  return request.auth.userId;
+}

@@ -1,0 +1,50 @@
+import { brokerList, envBoolean, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
+import { z } from "zod";
+
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined);
+
+const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+
+export const configSchema = z.object({
+  GATEWAY_PORT: envPort(8080),
+  LISTEN_HOST: z.string().min(1).default("0.0.0.0"),
+  PUBLIC_URL: httpUrl.default("http://localhost:8080"),
+  LOG_LEVEL: logLevel,
+  REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
+  KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
+  DISABLE_SIGNUPS: envBoolean(false),
+  GITHUB_CLIENT_ID: optionalSecret,
+  GITHUB_CLIENT_SECRET: optionalSecret,
+  GOOGLE_CLIENT_ID: optionalSecret,
+  GOOGLE_CLIENT_SECRET: optionalSecret,
+  STRIPE_SECRET_KEY: optionalSecret,
+  SES_REGION: optionalSecret,
+  /** Requests per minute per project (or per client address before sign-in), across all replicas. */
+  RATE_LIMIT_PER_MINUTE: positiveInt(1000, 1_000_000),
+  /** How long an Idempotency-Key is remembered. */
+  IDEMPOTENCY_TTL_HOURS: positiveInt(24, 24 * 30),
+  /** How long a resolved API key is trusted without asking identity again; rotation evicts it earlier. */
+  API_KEY_CACHE_TTL_MS: positiveInt(30_000, 3_600_000),
+  /** How long a verified session is trusted without asking identity again; logout evicts it earlier. */
+  SESSION_CACHE_TTL_MS: positiveInt(5_000, 300_000),
+  /**
+   * Whether X-Forwarded-For names the client: "false" (default; the peer is the client),
+   * "true" (trust every proxy), or a comma-separated list of the proxies' addresses or CIDRs.
+   */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((value): boolean | string =>
+      value === undefined || value === "" || value === "false" ? false : value === "true" ? true : value,
+    ),
+  /** Deadline of a health probe to one service. */
+  HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(1_000),
+  ...serviceUrls,
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => parseConfig(configSchema, env);

@@ -1,0 +1,71 @@
+import { randomUUID } from "node:crypto";
+import cookie from "@fastify/cookie";
+import type { Logger } from "@herald/platform";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import type { Redis } from "ioredis";
+import type { ApiKeyCache } from "./auth/api-key-cache.js";
+import { registerAuthentication } from "./auth/authenticate.js";
+import type { SessionCache } from "./auth/session-cache.js";
+import type { Config } from "./config.js";
+import { registerErrorHandling } from "./http/errors.js";
+import { registerIdempotency } from "./http/idempotency.js";
+import { registerOpenApi } from "./http/openapi.js";
+import { registerRateLimit } from "./http/rate-limit.js";
+import { registerTracing } from "./http/tracing.js";
+import { registerConfigRoute } from "./routes/config.js";
+import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
+import { registerEventRoutes } from "./routes/contacts/event-routes.js";
+import { registerJobRoutes } from "./routes/contacts/job-routes.js";
+import { registerHealthRoute } from "./routes/health.js";
+import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
+import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
+import { registerMemberRoutes } from "./routes/identity/member-routes.js";
+import { registerProjectRoutes } from "./routes/identity/project-routes.js";
+import type { Upstreams } from "./upstreams.js";
+
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  upstreams: Upstreams;
+  redis: Redis;
+  keys: ApiKeyCache;
+  sessions: SessionCache;
+  version: string;
+}
+
+/** The REST edge without listening; tests call it and inject requests or listen on a free port. */
+export async function build(deps: Deps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    // Fastify types its logger with the pino release it bundles; ours is the same API.
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per request costs more than the request itself on the hot paths; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: config.TRUST_PROXY,
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false } },
+  });
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  registerTracing(app);
+  registerErrorHandling(app);
+  await app.register(cookie);
+  await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });
+  registerAuthentication(app, deps);
+  await registerRateLimit(app, { redis: deps.redis, perMinute: config.RATE_LIMIT_PER_MINUTE });
+  registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
+
+  registerConfigRoute(app, config);
+  registerHealthRoute(app, deps.upstreams);
+  registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, publicUrl: config.PUBLIC_URL });
+  registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys });
+  registerMemberRoutes(app, { upstreams: deps.upstreams });
+  registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
+  registerContactRoutes(app, { upstreams: deps.upstreams });
+  registerEventRoutes(app, { upstreams: deps.upstreams });
+  await registerJobRoutes(app, { upstreams: deps.upstreams });
+  return app;
+}

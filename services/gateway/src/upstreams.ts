@@ -1,0 +1,55 @@
+import { type Client, createClient } from "@connectrpc/connect";
+import { createRpcClient, createRpcTransport } from "@herald/platform";
+import { Health } from "@herald/proto/grpc/health/v1/health_pb";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
+import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
+import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
+import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
+import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
+import type { Config } from "./config.js";
+
+export const upstreamNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+
+export type UpstreamName = (typeof upstreamNames)[number];
+
+export interface Upstreams {
+  health: Record<UpstreamName, Client<typeof Health>>;
+  accounts: Client<typeof AccountService>;
+  projects: Client<typeof ProjectService>;
+  billing: Client<typeof BillingService>;
+  contacts: Client<typeof ContactsService>;
+  events: Client<typeof EventsService>;
+  jobs: Client<typeof JobsService>;
+}
+
+const urlOf = (config: Config, name: UpstreamName): string =>
+  ({
+    identity: config.IDENTITY_URL,
+    contacts: config.CONTACTS_URL,
+    delivery: config.DELIVERY_URL,
+    campaigns: config.CAMPAIGNS_URL,
+    automation: config.AUTOMATION_URL,
+  })[name];
+
+/** Connect clients over HTTP/2 with binary protobuf, several connections per upstream. */
+export function createUpstreams(config: Config): Upstreams {
+  const health = Object.fromEntries(
+    upstreamNames.map((name) => [
+      name,
+      createRpcClient(Health, { baseUrl: urlOf(config, name), timeoutMs: config.HEALTH_TIMEOUT_MS, retries: 0 }),
+    ]),
+  ) as Record<UpstreamName, Client<typeof Health>>;
+  const identity = createRpcTransport({ baseUrl: config.IDENTITY_URL, connections: 4, timeoutMs: 10_000 });
+  // /v1/track crosses here on every request: more HTTP/2 connections spread it over more sessions.
+  const contacts = createRpcTransport({ baseUrl: config.CONTACTS_URL, connections: 8, timeoutMs: 30_000 });
+  return {
+    health,
+    accounts: createClient(AccountService, identity),
+    projects: createClient(ProjectService, identity),
+    billing: createClient(BillingService, identity),
+    contacts: createClient(ContactsService, contacts),
+    events: createClient(EventsService, contacts),
+    jobs: createClient(JobsService, contacts),
+  };
+}
