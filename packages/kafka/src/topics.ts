@@ -38,9 +38,7 @@ async function waitForLeaders(admin: Admin, names: readonly string[]): Promise<v
     let lastError: unknown;
     try {
       const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...names] });
-      const ready = metadata.every(
-        (topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0),
-      );
+      const ready = metadata.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
       if (ready && metadata.length === names.length) return;
     } catch (error) {
       // Metadata of a topic created a moment ago may not have reached this broker yet.
