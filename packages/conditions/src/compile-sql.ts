@@ -1,0 +1,97 @@
+import { planCondition } from "./plan.js";
+import type { Comparison, DataTest, EventTest, Predicate } from "./predicate.js";
+import type { CompileContext, CompiledCondition, ConditionTree } from "./types.js";
+
+const operatorOf: Record<Comparison, string> = { eq: "=", lt: "<", lte: "<=", gt: ">", gte: ">=" };
+
+const columnOf = { createdAt: "c.created_at", updatedAt: "c.updated_at" } as const;
+
+/**
+ * A condition tree as a parameterised SQL boolean expression over the contacts
+ * service's tables (contacts aliased `c`; events; segment_members) that is true
+ * exactly for the contacts evaluateCondition accepts. Every value, key and name
+ * is a parameter, numbered from `context.firstParameter` (default 1); the caller
+ * adds `c.project_id = $1` itself. The SQL calls the functions of
+ * conditionSqlFunctions. Throws ConditionError when the tree is not valid in the
+ * context.
+ */
+export function compileCondition(tree: ConditionTree, context: CompileContext): CompiledCondition {
+  const first = context.firstParameter ?? 1;
+  if (!Number.isSafeInteger(first) || first < 1) throw new RangeError(`firstParameter must be a whole number from 1, not ${first}`);
+  const values: string[] = [];
+  const parameter = (value: string, type: string): string => {
+    values.push(value);
+    return `$${first + values.length - 1}::${type}`;
+  };
+  return { sql: sqlOf(planCondition(tree, context), parameter), values };
+}
+
+type Parameter = (value: string, type: string) => string;
+
+function sqlOf(predicate: Predicate, parameter: Parameter): string {
+  switch (predicate.kind) {
+    case "constant":
+      return predicate.value ? "TRUE" : "FALSE";
+    case "all":
+      return predicate.predicates.length === 0 ? "TRUE" : `(${predicate.predicates.map((inner) => sqlOf(inner, parameter)).join(" AND ")})`;
+    case "any":
+      return predicate.predicates.length === 0 ? "FALSE" : `(${predicate.predicates.map((inner) => sqlOf(inner, parameter)).join(" OR ")})`;
+    case "not":
+      return `NOT (${sqlOf(predicate.predicate, parameter)})`;
+    case "email":
+      return predicate.test === "equals"
+        ? `c.email = ${parameter(predicate.value, "text")}`
+        : `strpos(c.email, ${parameter(predicate.value, "text")}) > 0`;
+    case "subscribed":
+      return `c.subscribed = ${parameter(String(predicate.value), "boolean")}`;
+    case "timestamp":
+      return `${columnOf[predicate.column]} ${operatorOf[predicate.comparison]} ${parameter(predicate.instant.iso, "timestamptz")}`;
+    case "data":
+      return dataSql(predicate.path, predicate.test, parameter);
+    case "events":
+      return eventSql(predicate.name, predicate.test, parameter);
+    case "staticSegment":
+      return `EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = ${parameter(predicate.id, "uuid")} AND m.contact_id = c.id)`;
+  }
+}
+
+/**
+ * A test on the value at a data path. `->` with a text key reads object members
+ * only (NULL on arrays and scalars), and each test is wrapped so that a missing
+ * key (NULL) gives false, never unknown: NOT of it is then the exact complement.
+ */
+function dataSql(path: readonly string[], test: DataTest, parameter: Parameter): string {
+  const value = path.reduce((json, key) => `(${json} -> ${parameter(key, "text")})`, "c.data");
+  switch (test.kind) {
+    case "exists":
+      return `coalesce(jsonb_typeof(${value}) <> 'null', false)`;
+    case "equals": {
+      // The containment test is implied by the equality; it is there for a GIN (jsonb_path_ops) index on data.
+      const contained = path.reduceRight((inner, key) => `{${JSON.stringify(key)}:${inner}}`, JSON.stringify(test.value));
+      return `(c.data @> ${parameter(contained, "jsonb")} AND coalesce(${value} = ${parameter(JSON.stringify(test.value), "jsonb")}, false))`;
+    }
+    case "contains":
+      return `coalesce(jsonb_typeof(${value}) = 'string' AND strpos(${value} #>> '{}', ${parameter(test.value, "text")}) > 0, false)`;
+    case "number":
+      // jsonb orders two numbers by their numeric values; no cast, so nothing can raise.
+      return `coalesce(jsonb_typeof(${value}) = 'number' AND ${value} ${operatorOf[test.comparison]} ${parameter(JSON.stringify(test.value), "jsonb")}, false)`;
+    case "instant": {
+      const instant = `herald_condition_instant(${value}, ${test.dateTimeOnly ? "true" : "false"})`;
+      return `coalesce(${instant} COLLATE "C" ${operatorOf[test.comparison]} ${parameter(test.instant.iso, "text")}, false)`;
+    }
+  }
+}
+
+/** Events of one name of the contact, through the events index on (contact_id, created_at, id). */
+function eventSql(name: string, test: EventTest, parameter: Parameter): string {
+  const ofContact = `FROM events e WHERE e.contact_id = c.id AND e.name = ${parameter(name, "text")}`;
+  switch (test.kind) {
+    case "occurred": {
+      const from = test.from ? ` AND e.created_at >= ${parameter(test.from.iso, "timestamptz")}` : "";
+      const to = test.to ? ` AND e.created_at <= ${parameter(test.to.iso, "timestamptz")}` : "";
+      return `EXISTS (SELECT 1 ${ofContact}${from}${to})`;
+    }
+    case "count":
+      return `(SELECT count(*) ${ofContact}) ${operatorOf[test.comparison]} ${parameter(String(test.value), "bigint")}`;
+  }
+}
