@@ -17,6 +17,10 @@ export const configSchema = z.object({
   OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(50),
   /** How long a process trusts its memory that a data key is registered; 0 asks the registry on every write. */
   FIELD_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
+  /** How often every tracked segment is fully re-evaluated (what time alone changes, and anything missed). */
+  SEGMENT_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(300_000),
+  /** How long changed contacts collect before their tracked segments are re-evaluated. */
+  SEGMENT_SETTLE_MS: z.coerce.number().int().min(0).default(250),
 });
 
 export type Config = z.infer<typeof configSchema>;

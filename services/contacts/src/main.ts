@@ -8,6 +8,7 @@ import { createThrottledNudge } from "./events/outbox-nudge.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createJobWorker } from "./jobs/job-worker.js";
 import { createJobRunners } from "./jobs/runners.js";
+import { createMembershipWatch } from "./segments/membership-watch.js";
 import { build } from "./server.js";
 
 const name = "contacts";
@@ -36,12 +37,19 @@ try {
   const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
   const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
   const nudgeOutbox = createThrottledNudge(() => relay.nudge(), config.OUTBOX_NUDGE_INTERVAL_MS);
+  const membershipWatch = createMembershipWatch({
+    db,
+    logger,
+    intervalMs: config.SEGMENT_EVALUATION_INTERVAL_MS,
+    settleMs: config.SEGMENT_SETTLE_MS,
+  });
   const worker = createJobWorker({
     runners: createJobRunners({
       db,
       logger,
       knownFields,
       nudgeOutbox,
+      contactsChanged: membershipWatch.contactsChanged,
       leaseMs: config.JOB_LEASE_MS,
       importBatchSize: config.IMPORT_BATCH_SIZE,
     }),
@@ -63,10 +71,12 @@ try {
     knownFields,
     nudgeOutbox,
     nudgeWorker: () => worker.nudge(),
+    contactsChanged: membershipWatch.contactsChanged,
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
   relay.start();
   worker.start();
+  membershipWatch.start();
   await lifecycle.start();
   const port = await server.listen(portOfUrl(config.CONTACTS_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
@@ -74,6 +84,7 @@ try {
     () => server.close(),
     () => lifecycle.stop(),
     () => worker.stop(),
+    () => membershipWatch.stop(),
     () => relay.stop(),
     () => database.close(),
     () => telemetry.shutdown(),

@@ -3,8 +3,10 @@ import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
+import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { createContactUpserts } from "./contacts/contact-upserts.js";
 import { createContacts } from "./contacts/contacts.js";
+import type { ContactsChanged } from "./contacts/contacts-changed.js";
 import { createFields } from "./contacts/fields.js";
 import type { KnownFields } from "./contacts/known-fields.js";
 import type { Db, SqlPool } from "./db/client.js";
@@ -12,6 +14,9 @@ import { createJobRequests } from "./jobs/job-requests.js";
 import { createContactsRpc } from "./rpc/contacts-rpc.js";
 import { createEventsRpc } from "./rpc/events-rpc.js";
 import { createJobsRpc } from "./rpc/jobs-rpc.js";
+import { createSegmentsRpc } from "./rpc/segments-rpc.js";
+import { createAudiences } from "./segments/audience.js";
+import { createSegments } from "./segments/segments.js";
 import { createEvents } from "./tracking/events.js";
 
 export interface Deps {
@@ -26,23 +31,28 @@ export interface Deps {
   nudgeOutbox: () => void;
   /** Tells the job worker that a job was queued. */
   nudgeWorker: () => void;
+  /** Tells the membership watch which contacts changed (tracked segments follow them at once). */
+  contactsChanged: ContactsChanged;
 }
 
 export function build(deps: Deps): RpcServer {
-  const { db, knownFields, nudgeOutbox } = deps;
-  const upserts = createContactUpserts({ pool: deps.pool, knownFields, nudgeOutbox });
-  const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox });
+  const { db, pool, knownFields, nudgeOutbox, contactsChanged } = deps;
+  const upserts = createContactUpserts({ pool, knownFields, nudgeOutbox, contactsChanged });
+  const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged });
   const fields = createFields({ db, knownFields });
-  const events = createEvents({ db, pool: deps.pool, upserts, knownFields, nudgeOutbox });
+  const events = createEvents({ db, pool, upserts, knownFields, nudgeOutbox, contactsChanged });
   const jobs = createJobRequests({ db, nudgeWorker: deps.nudgeWorker });
+  const segments = createSegments({ db, pool, upserts });
+  const audiences = createAudiences({ db, pool });
 
   return createRpcServer({
-    health: createHealthState([ContactsService.typeName, EventsService.typeName, JobsService.typeName]),
+    health: createHealthState([ContactsService.typeName, EventsService.typeName, JobsService.typeName, SegmentsService.typeName]),
     interceptors: serverInterceptors(deps),
     routes: (router) => {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields }));
-      router.service(EventsService, createEventsRpc({ events }));
+      router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
+      router.service(SegmentsService, createSegmentsRpc({ segments, audiences }));
     },
   });
 }

@@ -7,6 +7,7 @@ import type { DataPatch } from "../domain/contact-data.js";
 import { emailViolation, normalizeEmail } from "../domain/email-address.js";
 import { type ContactSource, defaultSubscribed, subscriptionEventName } from "../domain/subscription.js";
 import { type PendingContactEvent, pendingContactEvent } from "../events/contact-event-outbox.js";
+import type { ContactsChanged } from "./contacts-changed.js";
 import type { KnownFields } from "./known-fields.js";
 
 export interface ContactUpsertRequest {
@@ -45,7 +46,12 @@ const maxAttempts = 5;
  * /v1/send: a single statement (see upsertContactByEmail), then the outbox relay is
  * nudged when it wrote events.
  */
-export function createContactUpserts(deps: { pool: SqlPool; knownFields: KnownFields; nudgeOutbox: () => void }): ContactUpserts {
+export function createContactUpserts(deps: {
+  pool: SqlPool;
+  knownFields: KnownFields;
+  nudgeOutbox: () => void;
+  contactsChanged: ContactsChanged;
+}): ContactUpserts {
   const { pool, knownFields } = deps;
   return {
     async upsert(request) {
@@ -83,6 +89,7 @@ export function createContactUpserts(deps: { pool: SqlPool; knownFields: KnownFi
           newFields.map((field) => field.key),
         );
         if (result.subscriptionChanged || event) deps.nudgeOutbox();
+        deps.contactsChanged(projectId, [result.contact.id]);
         return { contact: result.contact, created: result.created };
       }
       throw new Error(`upsert of a contact of project ${projectId} lost ${maxAttempts} races in a row`);

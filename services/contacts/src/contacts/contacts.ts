@@ -24,6 +24,7 @@ import type { ContactSource } from "../domain/subscription.js";
 import { subscriptionEventName } from "../domain/subscription.js";
 import { pendingContactEvent } from "../events/contact-event-outbox.js";
 import { type ContactUpsertResult, type ContactUpserts, validEmail } from "./contact-upserts.js";
+import type { ContactsChanged } from "./contacts-changed.js";
 import type { KnownFields } from "./known-fields.js";
 
 export const contactPageLimits = { fallback: 20, max: 100 };
@@ -72,7 +73,13 @@ export const contactNotFound = () => new DomainError("not-found", "CONTACT_NOT_F
 const emailTaken = (email: string) =>
   new DomainError("conflict", "EMAIL_TAKEN", "The email is already used by another contact", { details: { email } });
 
-export function createContacts(deps: { db: Db; upserts: ContactUpserts; knownFields: KnownFields; nudgeOutbox: () => void }): Contacts {
+export function createContacts(deps: {
+  db: Db;
+  upserts: ContactUpserts;
+  knownFields: KnownFields;
+  nudgeOutbox: () => void;
+  contactsChanged: ContactsChanged;
+}): Contacts {
   const { db, upserts, knownFields } = deps;
 
   return {
@@ -131,6 +138,7 @@ export function createContacts(deps: { db: Db; upserts: ContactUpserts; knownFie
         newFields.map((field) => field.key),
       );
       if (changed) deps.nudgeOutbox();
+      deps.contactsChanged(projectId, [contactId]);
       return contact;
     },
 

@@ -44,10 +44,20 @@ export async function finishProjectWipe(db: Reader, id: string): Promise<void> {
 
 /**
  * The project's tables in wiping order: jobs first, so that a worker busy with one
- * stops at its next batch; then events before contacts, so that no batch of contacts
- * cascades into an unbounded delete of their events.
+ * stops at its next batch; then events and memberships before contacts, so that no
+ * batch of contacts cascades into an unbounded delete of their rows.
  */
-export const wipedTables = ["import_jobs", "bulk_jobs", "events", "contacts", "contact_fields"] as const;
+export const wipedTables = ["import_jobs", "bulk_jobs", "events", "segment_members", "contacts", "segments", "contact_fields"] as const;
+
+const keyOf: Record<WipedTable, string> = {
+  import_jobs: "id",
+  bulk_jobs: "id",
+  events: "id",
+  segment_members: "segment_id, contact_id",
+  contacts: "id",
+  segments: "id",
+  contact_fields: "project_id, key",
+};
 
 export type WipedTable = (typeof wipedTables)[number];
 
@@ -57,7 +67,7 @@ export type WipedTable = (typeof wipedTables)[number];
  */
 export async function wipeBatch(db: Reader, table: WipedTable, wipe: ProjectWipeRow, limit: number): Promise<number> {
   const name = Prisma.raw(table);
-  const key = Prisma.raw(table === "contact_fields" ? "project_id, key" : "id");
+  const key = Prisma.raw(keyOf[table]);
   const cutoff = wipe.cutoff ? Prisma.sql`AND created_at <= ${wipe.cutoff}` : Prisma.empty;
   return db.$executeRaw`
     DELETE FROM ${name} WHERE (${key}) IN (

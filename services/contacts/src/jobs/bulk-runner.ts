@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "@herald/platform";
+import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import { type BulkAction, countExisting, deleteContacts, readBulkJobTargets, recordBulkChunk, setSubscribed } from "../db/bulk-jobs.js";
 import type { Db, Tx } from "../db/client.js";
 import { insertContactEvents } from "../db/event-records.js";
@@ -24,7 +25,13 @@ interface ChunkOutcome {
  * changes, events and checkpoint (processed) in one transaction under the lease, as
  * imports do. Subscription changes emit contact.subscribed / contact.unsubscribed.
  */
-export function createBulkRunner(options: { db: Db; logger: Logger; leaseMs: number; nudgeOutbox: () => void }): JobRunner {
+export function createBulkRunner(options: {
+  db: Db;
+  logger: Logger;
+  leaseMs: number;
+  nudgeOutbox: () => void;
+  contactsChanged: ContactsChanged;
+}): JobRunner {
   const { db, logger, leaseMs } = options;
 
   async function applyChunk(tx: Tx, projectId: string, action: BulkAction, ids: string[]): Promise<ChunkOutcome> {
@@ -77,7 +84,10 @@ export function createBulkRunner(options: { db: Db; logger: Logger; leaseMs: num
           },
           { maxWait: 10_000, timeout: 60_000 },
         );
-        if (job.action !== "delete") options.nudgeOutbox();
+        if (job.action !== "delete") {
+          options.nudgeOutbox();
+          options.contactsChanged(job.projectId, ids);
+        }
         if (signal.aborted && start + bulkChunkSize < contactIds.length) return await releaseLease(db, "bulk_jobs", job.id, owner);
       }
     } catch (error) {

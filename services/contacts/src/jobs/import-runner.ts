@@ -1,4 +1,5 @@
 import type { Logger } from "@herald/platform";
+import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import type { Db, Tx } from "../db/client.js";
 import { type RegisteredField, registerFields } from "../db/contact-fields.js";
 import { importContacts } from "../db/import-contacts.js";
@@ -19,6 +20,7 @@ export interface ImportRunnerOptions {
   leaseMs: number;
   /** Records per transaction. */
   batchSize: number;
+  contactsChanged: ContactsChanged;
 }
 
 interface BatchOutcome {
@@ -73,8 +75,8 @@ export function createImportRunner(options: ImportRunnerOptions): JobRunner {
     const merged = new Map<string, JsonObject>();
     for (const { email, data } of valid) merged.set(email, { ...merged.get(email), ...data });
     const now = new Date();
-    await inBatch(job.id, owner, async (tx) => {
-      const created = await importContacts(
+    const written = await inBatch(job.id, owner, async (tx) => {
+      const { ids, created } = await importContacts(
         tx,
         job.projectId,
         [...merged].map(([email, data]) => ({ email, data })),
@@ -85,7 +87,9 @@ export function createImportRunner(options: ImportRunnerOptions): JobRunner {
       outcome.updated = valid.length - created.size;
       await registerFields(tx, job.projectId, fieldsOf(valid));
       await recordImportBatch(tx, job.id, outcome, maxImportErrors);
+      return ids;
     });
+    options.contactsChanged(job.projectId, written);
   }
 
   async function fail(id: string, owner: string, failureReason: string) {

@@ -18,7 +18,9 @@ const batchSizes: Record<WipedTable, number> = {
   import_jobs: 100,
   bulk_jobs: 1_000,
   events: 5_000,
+  segment_members: 5_000,
   contacts: 1_000,
+  segments: 100,
   contact_fields: 1_000,
 };
 

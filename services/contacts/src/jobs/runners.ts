@@ -1,4 +1,5 @@
 import type { Logger } from "@herald/platform";
+import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import type { KnownFields } from "../contacts/known-fields.js";
 import type { Db } from "../db/client.js";
 import { createBulkRunner } from "./bulk-runner.js";
@@ -15,13 +16,14 @@ export function createJobRunners(deps: {
   logger: Logger;
   knownFields: KnownFields;
   nudgeOutbox: () => void;
+  contactsChanged: ContactsChanged;
   leaseMs: number;
   importBatchSize: number;
 }): JobRunner[] {
   const { db, logger, leaseMs } = deps;
   return [
     createProjectWiper({ db, logger, leaseMs, knownFields: deps.knownFields }),
-    createBulkRunner({ db, logger, leaseMs, nudgeOutbox: deps.nudgeOutbox }),
-    createImportRunner({ db, logger, leaseMs, batchSize: deps.importBatchSize }),
+    createBulkRunner({ db, logger, leaseMs, nudgeOutbox: deps.nudgeOutbox, contactsChanged: deps.contactsChanged }),
+    createImportRunner({ db, logger, leaseMs, batchSize: deps.importBatchSize, contactsChanged: deps.contactsChanged }),
   ];
 }

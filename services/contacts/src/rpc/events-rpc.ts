@@ -1,25 +1,59 @@
+import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
+import { DomainError, errorDetailOf } from "@herald/errors";
+import { type Logger, toConnectError } from "@herald/platform";
+import {
+  type EventsService,
+  type TrackEventRequest,
+  type TrackEventResponse,
+  TrackEventResponseSchema,
+} from "@herald/proto/herald/contacts/v1/events_service_pb";
 import type { Events } from "../tracking/events.js";
 import { eventNameToProto, eventToProto, usageToProto } from "./proto-mapping.js";
 
-export function createEventsRpc(deps: { events: Events }): ServiceImpl<typeof EventsService> {
+/** Items of one TrackEvents call; the gateway sends far fewer, this bounds what a direct caller may. */
+export const maxTrackBatch = 1_000;
+
+export function createEventsRpc(deps: { events: Events; logger: Logger }): ServiceImpl<typeof EventsService> {
   const { events } = deps;
+
+  async function track(request: TrackEventRequest): Promise<TrackEventResponse> {
+    const tracked = await events.track({
+      projectId: request.projectId,
+      email: request.email,
+      event: request.event,
+      subscribed: request.subscribed,
+      data: request.data,
+    });
+    return create(TrackEventResponseSchema, {
+      contactId: tracked.contactId,
+      eventId: tracked.eventId,
+      createdAt: timestampFromDate(tracked.createdAt),
+      contactCreated: tracked.contactCreated,
+    });
+  }
+
   return {
-    async trackEvent(request) {
-      const tracked = await events.track({
-        projectId: request.projectId,
-        email: request.email,
-        event: request.event,
-        subscribed: request.subscribed,
-        data: request.data,
-      });
+    trackEvent: track,
+
+    /** Every item runs as its own TrackEvent at once; the track batcher writes the concurrent ones together. */
+    async trackEvents(request, context) {
+      if (request.events.length > maxTrackBatch) {
+        throw new DomainError("invalid-argument", "BATCH_TOO_LARGE", `At most ${maxTrackBatch} events per TrackEvents call`);
+      }
+      const outcomes = await Promise.allSettled(request.events.map(track));
       return {
-        contactId: tracked.contactId,
-        eventId: tracked.eventId,
-        createdAt: timestampFromDate(tracked.createdAt),
-        contactCreated: tracked.contactCreated,
+        results: outcomes.map((outcome) => {
+          if (outcome.status === "fulfilled") return { outcome: { case: "tracked", value: outcome.value } };
+          const error = toConnectError(outcome.reason, { logger: deps.logger, procedure: context.url });
+          return {
+            outcome: {
+              case: "failed",
+              value: { code: error.code, message: error.rawMessage, detail: errorDetailOf(error) },
+            },
+          };
+        }),
       };
     },
 

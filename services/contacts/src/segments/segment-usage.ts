@@ -1,4 +1,5 @@
 import type { Reader } from "../db/client.js";
+import { segmentsReferencing } from "../db/segments.js";
 
 /** Something that references a field or an event name: a segment here; campaigns and workflows answer for theirs. */
 export interface Usage {
@@ -7,16 +8,13 @@ export interface Usage {
   name: string;
 }
 
-/**
- * The segments whose conditions reference a contact field. This service stores no
- * segments yet, so nothing references any field; the segment store answers here
- * once it exists, and the RPCs need not change.
- */
-export async function segmentsUsingField(_db: Reader, _projectId: string, _field: string): Promise<Usage[]> {
-  return [];
+/** The segments whose conditions read a contact field (its top-level data key, as GET /contacts/fields names it). */
+export async function segmentsUsingField(db: Reader, projectId: string, field: string): Promise<Usage[]> {
+  const key = field.startsWith("data.") ? field.slice("data.".length) : field;
+  return (await segmentsReferencing(db, projectId, { field: key })).map((segment) => ({ kind: "segment", ...segment }));
 }
 
-/** The segments whose conditions reference an event name; none while no segments are stored (as above). */
-export async function segmentsUsingEvent(_db: Reader, _projectId: string, _name: string): Promise<Usage[]> {
-  return [];
+/** The segments whose conditions read an event name (event.<name>, or email.<kind> for email activity). */
+export async function segmentsUsingEvent(db: Reader, projectId: string, name: string): Promise<Usage[]> {
+  return (await segmentsReferencing(db, projectId, { event: name })).map((segment) => ({ kind: "segment", ...segment }));
 }

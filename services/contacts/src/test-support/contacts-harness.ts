@@ -7,6 +7,7 @@ import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_p
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
+import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { type ContactEvent, ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import { loadConfig } from "../config.js";
@@ -14,12 +15,14 @@ import { createKnownFields, type KnownFields } from "../contacts/known-fields.js
 import { createDatabase, type Db, type SqlPool } from "../db/client.js";
 import { createJobWorker, type JobWorker } from "../jobs/job-worker.js";
 import { createJobRunners } from "../jobs/runners.js";
+import { createMembershipWatch, type MembershipWatch } from "../segments/membership-watch.js";
 import { build } from "../server.js";
 
 export interface ContactsClients {
   contacts: Client<typeof ContactsService>;
   events: Client<typeof EventsService>;
   jobs: Client<typeof JobsService>;
+  segments: Client<typeof SegmentsService>;
 }
 
 export interface ContactsHarness extends ContactsClients {
@@ -29,6 +32,8 @@ export interface ContactsHarness extends ContactsClients {
   knownFields: KnownFields;
   /** A job worker on this database besides the harness's own (when it has one), as another replica's would be. */
   startWorker(options?: { name?: string; leaseMs?: number; importBatchSize?: number }): JobWorker;
+  /** A membership watch on this database besides the harness's own (when it has one), as another replica's would be. */
+  startWatch(options?: { intervalMs?: number }): MembershipWatch;
   stop(): Promise<void>;
 }
 
@@ -41,12 +46,21 @@ const logger = createLogger({ name: "contacts-test", level: "silent" });
  */
 export async function startContacts(
   infra: { databaseUrl: string },
-  options: { worker?: boolean; env?: Record<string, string> } = {},
+  options: { worker?: boolean; watch?: boolean; env?: Record<string, string> } = {},
 ): Promise<ContactsHarness> {
   const database: TestDatabase = await createTestDatabase(infra.databaseUrl);
   const config = loadConfig({ LOG_LEVEL: "silent", JOB_POLL_INTERVAL_MS: "50", DATABASE_URL: database.databaseUrl, ...options.env });
   const { db, pool, close } = createDatabase({ databaseUrl: database.databaseUrl, schema: "contacts", poolSize: 20 });
   const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
+  const watches: MembershipWatch[] = [];
+  function startWatch(overrides: { intervalMs?: number } = {}): MembershipWatch {
+    const watch = createMembershipWatch({ db, logger, intervalMs: overrides.intervalMs ?? 60_000, settleMs: 10 });
+    watches.push(watch);
+    watch.start();
+    return watch;
+  }
+  const watch = options.watch ? startWatch() : undefined;
+  const contactsChanged = (projectId: string, contactIds: readonly string[]) => watch?.contactsChanged(projectId, contactIds);
   const workers: JobWorker[] = [];
 
   function startWorker(overrides: { name?: string; leaseMs?: number; importBatchSize?: number } = {}): JobWorker {
@@ -56,6 +70,7 @@ export async function startContacts(
         logger,
         knownFields,
         nudgeOutbox: () => {},
+        contactsChanged,
         leaseMs: overrides.leaseMs ?? config.JOB_LEASE_MS,
         importBatchSize: overrides.importBatchSize ?? config.IMPORT_BATCH_SIZE,
       }),
@@ -70,6 +85,7 @@ export async function startContacts(
   }
 
   const worker = options.worker === false ? undefined : startWorker();
+
   const server: RpcServer = build({
     db,
     pool,
@@ -78,20 +94,23 @@ export async function startContacts(
     knownFields,
     nudgeOutbox: () => {},
     nudgeWorker: () => worker?.nudge(),
+    contactsChanged,
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
   return {
     contacts: createClient(ContactsService, transport),
     events: createClient(EventsService, transport),
     jobs: createClient(JobsService, transport),
+    segments: createClient(SegmentsService, transport),
     db,
     pool,
     databaseUrl: database.databaseUrl,
     knownFields,
     startWorker,
+    startWatch,
     async stop() {
       await server.close(100);
-      await Promise.all(workers.map((running) => running.stop()));
+      await Promise.all([...workers, ...watches].map((running) => running.stop()));
       await close();
       await database.drop();
     },

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { DomainError, validationFailed } from "@herald/errors";
 import { type ContactUpserts, validEmail } from "../contacts/contact-upserts.js";
+import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import type { KnownFields } from "../contacts/known-fields.js";
 import type { Db, SqlPool } from "../db/client.js";
 import {
@@ -75,6 +76,7 @@ export function createEvents(deps: {
   upserts: ContactUpserts;
   knownFields: KnownFields;
   nudgeOutbox: () => void;
+  contactsChanged: ContactsChanged;
 }): Events {
   const { db, upserts, knownFields } = deps;
   const batcher = createTrackBatcher({
@@ -129,6 +131,7 @@ export function createEvents(deps: {
         projectId,
         newFields.map((field) => field.key),
       );
+      deps.contactsChanged(projectId, [contactId]);
       return { ...tracked, contactId, contactCreated: created };
     },
 

@@ -19,7 +19,12 @@ describe("the track batcher", () => {
   function batcherFor(maxInFlight: number) {
     let batches = 0;
     let alone = 0;
-    const upserts = createContactUpserts({ pool: harness.pool, knownFields: harness.knownFields, nudgeOutbox: () => {} });
+    const upserts = createContactUpserts({
+      pool: harness.pool,
+      knownFields: harness.knownFields,
+      nudgeOutbox: () => {},
+      contactsChanged: () => {},
+    });
     const batcher = createTrackBatcher({
       pool: harness.pool,
       maxInFlight,
