@@ -16,6 +16,7 @@ import { registerConfigRoute } from "./routes/config.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
+import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -67,5 +68,6 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerContactRoutes(app, { upstreams: deps.upstreams });
   registerEventRoutes(app, { upstreams: deps.upstreams });
   await registerJobRoutes(app, { upstreams: deps.upstreams });
+  registerSegmentRoutes(app, { upstreams: deps.upstreams });
   return app;
 }

@@ -4,6 +4,7 @@ import { Health } from "@herald/proto/grpc/health/v1/health_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
+import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
@@ -21,6 +22,7 @@ export interface Upstreams {
   contacts: Client<typeof ContactsService>;
   events: Client<typeof EventsService>;
   jobs: Client<typeof JobsService>;
+  segments: Client<typeof SegmentsService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -51,5 +53,6 @@ export function createUpstreams(config: Config): Upstreams {
     contacts: createClient(ContactsService, contacts),
     events: createClient(EventsService, contacts),
     jobs: createClient(JobsService, contacts),
+    segments: createClient(SegmentsService, contacts),
   };
 }
