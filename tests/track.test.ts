@@ -101,6 +101,32 @@ describe("POST /v1/track and the event store", () => {
     }
   });
 
+  it("answers each of many concurrent tracks on its own, failures included", async () => {
+    const requests = Array.from({ length: 45 }, (_, index) => {
+      if (index % 3 === 0) return { email: `burst-${index}@shop.test`, event: "contact.subscribed" };
+      if (index % 3 === 1) return { email: `not-an-address-${index}`, event: "burst" };
+      return { email: `burst-${index}@shop.test`, event: "burst", data: { index } };
+    });
+    const answers = await Promise.all(requests.map((body) => track(body)));
+    answers.forEach((answer, index) => {
+      if (index % 3 === 2) {
+        expect(answer.status).toBe(200);
+        expect(answer.body.success).toBe(true);
+        return;
+      }
+      expect(answer.status).toBe(422);
+      expect(answer.body.error.code).toBe("VALIDATION_ERROR");
+      expect(answer.body.error.errors?.[0]).toMatchObject(
+        index % 3 === 0 ? { field: "event", code: "reserved_event" } : { field: "email", code: "invalid_email" },
+      );
+    });
+    const tracked = answers.filter((_, index) => index % 3 === 2);
+    const contactIds = new Set(tracked.map((answer) => answer.body.data.contact));
+    expect(contactIds.size).toBe(15);
+    const events = await call<EventPage>("GET", "/events?name=burst&limit=100", { key: project.secretKey });
+    expect(events.body.total).toBe(15);
+  });
+
   it("lets exactly one of 50 concurrent tracks with one Idempotency-Key through", async () => {
     const key = `track-${Date.now()}`;
     const answers = await Promise.all(

@@ -11,22 +11,28 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * Server side: domain errors become ConnectErrors with their detail; a unique
- * violation that a handler did not translate becomes AlreadyExists; anything else
- * is logged with its cause and reaches the caller only as "internal error".
+ * What a handler's error becomes on the wire: domain errors become ConnectErrors
+ * with their detail; a unique violation that a handler did not translate becomes
+ * AlreadyExists; anything else is logged with its cause and reaches the caller only
+ * as "internal error". Batch handlers use it for each failed item.
  */
+export function toConnectError(error: unknown, options: { logger: Logger; procedure: string }): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof DomainError) return domainErrorToConnect(error);
+  if (isUniqueViolation(error)) {
+    return domainErrorToConnect(new DomainError("conflict", "CONFLICT", "The resource already exists", { cause: error }));
+  }
+  options.logger.error({ err: error, procedure: options.procedure }, "unhandled error in RPC handler");
+  return new ConnectError("internal error", Code.Internal);
+}
+
+/** Server side: every error a handler throws leaves as toConnectError made it. */
 export function createErrorInterceptor(options: { logger: Logger }): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);
     } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      if (error instanceof DomainError) throw domainErrorToConnect(error);
-      if (isUniqueViolation(error)) {
-        throw domainErrorToConnect(new DomainError("conflict", "CONFLICT", "The resource already exists", { cause: error }));
-      }
-      options.logger.error({ err: error, procedure: request.url }, "unhandled error in RPC handler");
-      throw new ConnectError("internal error", Code.Internal);
+      throw toConnectError(error, { logger: options.logger, procedure: request.url });
     }
   };
 }

@@ -5,6 +5,10 @@ import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { iso, limitOf } from "../shared-schemas.js";
 import { DataSchema, EventSchema, jsonDataOf, toEventJson, toUsagesJson, UsagesSchema } from "./json.js";
+import { createTrackCoalescer } from "./track-coalescer.js";
+
+/** Tracks per TrackEvents call: enough to carry a busy event-loop turn, small enough to keep one call short. */
+const trackBatchSize = 256;
 
 const TrackBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 254 }),
@@ -25,12 +29,13 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
   const { events } = deps.upstreams;
   const config = { auth: "project" } as const;
   const tags = ["Events"];
+  const coalescer = createTrackCoalescer({ events, maxBatch: trackBatchSize });
 
   async function track(
     request: FastifyRequest<{ Body: { email: string; event: string; subscribed?: boolean; data?: Record<string, unknown> } }>,
   ) {
     const { email, event, subscribed, data } = request.body;
-    const answer = await events.trackEvent({ projectId: projectOf(request), email, event, subscribed, data: jsonDataOf(data) });
+    const answer = await coalescer.track({ projectId: projectOf(request), email, event, subscribed, data: jsonDataOf(data) });
     return {
       success: true,
       data: {
