@@ -82,9 +82,14 @@ function dataSql(path: readonly string[], test: DataTest, parameter: Parameter):
   }
 }
 
-/** Events of one name of the contact, through the events index on (contact_id, created_at, id). */
+/**
+ * Events of one name of the contact: correlated, through the events index on
+ * (contact_id, created_at, id); decorrelated into a join, the project test (always
+ * true: a contact's events are its project's) lets the planner read only the project's
+ * events of that name in their window, through (project_id, name, created_at, id).
+ */
 function eventSql(name: string, test: EventTest, parameter: Parameter): string {
-  const ofContact = `FROM events e WHERE e.contact_id = c.id AND e.name = ${parameter(name, "text")}`;
+  const ofContact = `FROM events e WHERE e.contact_id = c.id AND e.project_id = c.project_id AND e.name = ${parameter(name, "text")}`;
   switch (test.kind) {
     case "occurred": {
       const from = test.from ? ` AND e.created_at >= ${parameter(test.from.iso, "timestamptz")}` : "";

@@ -13,7 +13,8 @@ export type Audience = { kind: "all" } | { kind: "segment"; segmentId: string } 
 export interface AudienceContact {
   id: string;
   email: string;
-  data: JsonObject;
+  /** The data as stored, JSON text: read by the caller, not by this service. */
+  dataJson: string;
 }
 
 export const audienceBatchLimits = { fallback: 1_000, max: 5_000 };
@@ -77,17 +78,25 @@ export function createAudiences(deps: { db: Db; pool: SqlPool }): Audiences {
       const after = `$${filter.values.length + 2}`;
       const limit = `$${filter.values.length + 3}`;
       const text = `
-        SELECT c.id::text AS id, c.email, c.data FROM contacts c
+        SELECT c.id::text AS id, c.email, c.data::text AS "dataJson" FROM contacts c
         WHERE c.project_id = $1::uuid AND ${reachable} ${filter.sql} AND c.id > ${after}::uuid
         ORDER BY c.id LIMIT ${limit}`;
+      const batchAfter = async (cursor: string) =>
+        (await pool.query<AudienceContact>({ text, values: [projectId, ...filter.values, cursor, batchSize] })).rows;
       // The smallest uuid stands for "from the start", so that every batch runs the same prepared statement.
-      let cursor = options.afterContactId || "00000000-0000-0000-0000-000000000000";
-      for (;;) {
-        const { rows } = await pool.query<AudienceContact>({ text, values: [projectId, ...filter.values, cursor, batchSize] });
-        if (rows.length === 0) return;
-        yield rows;
-        if (rows.length < batchSize) return;
-        cursor = (rows.at(-1) as AudienceContact).id;
+      let next = batchAfter(options.afterContactId || "00000000-0000-0000-0000-000000000000");
+      try {
+        for (;;) {
+          const rows = await next;
+          const more = rows.length === batchSize;
+          // The next batch is read while the caller takes this one: the database and the stream overlap.
+          if (more) next = batchAfter((rows.at(-1) as AudienceContact).id);
+          if (rows.length > 0) yield rows;
+          if (!more) return;
+        }
+      } finally {
+        // A caller that stops early leaves a read in flight: its failure has nobody to tell.
+        next.catch(() => {});
       }
     },
 
