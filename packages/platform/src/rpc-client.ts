@@ -50,16 +50,12 @@ function roundRobin(transports: Transport[]): Transport {
 
 export function createRpcTransport(options: RpcClientOptions): Transport {
   const interceptors = [createClientTracingInterceptor(), createRetryInterceptor(options.retries ?? 2), ...(options.interceptors ?? [])];
+  // Calls stay inside the cluster: compressing them costs more CPU than the bytes are worth.
+  const shared = { baseUrl: options.baseUrl, defaultTimeoutMs: options.timeoutMs ?? 5_000, acceptCompression: [], interceptors };
   const create = () =>
     options.protocol === "grpc"
-      ? createGrpcTransport({ baseUrl: options.baseUrl, defaultTimeoutMs: options.timeoutMs ?? 5_000, interceptors })
-      : createConnectTransport({
-          baseUrl: options.baseUrl,
-          httpVersion: "2",
-          useBinaryFormat: true,
-          defaultTimeoutMs: options.timeoutMs ?? 5_000,
-          interceptors,
-        });
+      ? createGrpcTransport(shared)
+      : createConnectTransport({ ...shared, httpVersion: "2", useBinaryFormat: true });
   return roundRobin(Array.from({ length: Math.max(1, options.connections ?? 1) }, create));
 }
 

@@ -16,7 +16,12 @@ try {
   const telemetry = startTelemetry({ serviceName: name });
   const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   const upstreams = createUpstreams(config);
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: false });
+  const redis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: false,
+    // Every request makes a rate-limit call: commands of one event-loop turn go out in one write.
+    enableAutoPipelining: true,
+  });
   const keys = createApiKeyCache({ lookup: (key) => upstreams.projects.resolveApiKey({ key }), ttlMs: config.API_KEY_CACHE_TTL_MS });
   const sessions = createSessionCache(config.SESSION_CACHE_TTL_MS);
   const lifecycle = createLifecycleListener({
