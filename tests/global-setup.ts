@@ -1,6 +1,14 @@
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { ensureInfrastructure } from "@herald/devinfra";
-import { createTestDatabase, migrateAllServices, prepareTemplateDatabase, type ServiceName, startStack } from "@herald/testing";
+import {
+  createTestDatabase,
+  migrateAllServices,
+  prepareTemplateDatabase,
+  type ServiceName,
+  startStack,
+  startTestDnsServer,
+} from "@herald/testing";
 import type { TestProject } from "vitest/node";
 
 export interface HeraldTestContext {
@@ -10,6 +18,12 @@ export interface HeraldTestContext {
   kafkaBrokers: string[];
   /** The shared stack: every service and the gateway, started once for the whole run. */
   stack: { gatewayUrl: string; serviceUrls: Record<ServiceName, string>; databaseUrl: string };
+  /** The DNS server the stack's delivery service resolves with (DNS_SERVERS); tests set its records (testDnsClient). */
+  dns: { address: string; controlUrl: string };
+  /** The stack's DKIM_ENCRYPTION_KEY (hex), so that a test can open a stored key. */
+  dkimEncryptionKey: string;
+  /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
+  domainCheckIntervalMs: number;
 }
 
 declare module "vitest" {
@@ -24,16 +38,30 @@ export default async function setup(project: TestProject) {
   await prepareTemplateDatabase({ databaseUrl: infra.databaseUrl, migrate: migrateAllServices });
   const stackDatabase = await createTestDatabase(infra.databaseUrl);
   const urls = { databaseUrl: stackDatabase.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers };
-  // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
-  const stack = await startStack(urls, { PASSWORD_SCRYPT_LOG_N: "14" });
+  const dns = await startTestDnsServer();
+  const dkimEncryptionKey = randomBytes(32).toString("hex");
+  const domainCheckIntervalMs = 1_000;
+  const stack = await startStack(urls, {
+    // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
+    PASSWORD_SCRYPT_LOG_N: "14",
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: "500",
+    DKIM_ENCRYPTION_KEY: dkimEncryptionKey,
+    // The background check every second instead of every 5 minutes, so that a test sees it flip a domain.
+    DOMAIN_CHECK_INTERVAL_MS: String(domainCheckIntervalMs),
+  });
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,
     redisUrl: infra.redisUrl,
     kafkaBrokers: infra.kafkaBrokers,
     stack: { gatewayUrl: stack.gatewayUrl, serviceUrls: stack.serviceUrls, databaseUrl: stackDatabase.databaseUrl },
+    dns: { address: dns.address, controlUrl: dns.controlUrl },
+    dkimEncryptionKey,
+    domainCheckIntervalMs,
   });
   return async () => {
     await stack.stop();
+    await dns.stop();
     await stackDatabase.drop();
     await infra.stop();
   };

@@ -8,7 +8,17 @@ export function createLogger(options: { name: string; level?: string }): Logger 
     name: options.name,
     level: options.level ?? "info",
     redact: {
-      paths: ["*.password", "*.secret", "*.token", "*.authorization", "*.JWT_SECRET", "*.DATABASE_URL", "*.SMTP_URL"],
+      paths: [
+        "*.password",
+        "*.secret",
+        "*.token",
+        "*.authorization",
+        "*.JWT_SECRET",
+        "*.DATABASE_URL",
+        "*.SMTP_URL",
+        "*.DKIM_ENCRYPTION_KEY",
+        "*.dkimEncryptionKey",
+      ],
       censor: "[redacted]",
     },
   });

@@ -1,3 +1,4 @@
+export * from "./dns-server.js";
 export * from "./expect-failure.js";
 export * from "./fake-http-server.js";
 export * from "./kafka.js";

@@ -1,19 +1,27 @@
 import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
+import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import type { Db } from "./db/client.js";
+import type { Domains } from "./domains/domains.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
+import { createDomainsRpc } from "./rpc/domains-rpc.js";
 
 export interface Deps {
   db: Db;
   logger: Logger;
   info: ServiceInfo;
+  /** Shared with the background check that main.ts runs. */
+  domains: Domains;
 }
 
 export function build(deps: Deps): RpcServer {
   return createRpcServer({
-    health: createHealthState([DeliveryService.typeName]),
+    health: createHealthState([DeliveryService.typeName, DomainsService.typeName]),
     interceptors: serverInterceptors(deps),
-    routes: (router) => router.service(DeliveryService, createDeliveryRpc(deps)),
+    routes: (router) => {
+      router.service(DeliveryService, createDeliveryRpc(deps));
+      router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));
+    },
   });
 }

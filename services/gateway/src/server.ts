@@ -17,6 +17,7 @@ import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
 import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
+import { registerDomainRoutes } from "./routes/delivery/domain-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -69,5 +70,6 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerEventRoutes(app, { upstreams: deps.upstreams });
   await registerJobRoutes(app, { upstreams: deps.upstreams });
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
+  registerDomainRoutes(app, { upstreams: deps.upstreams });
   return app;
 }

@@ -5,6 +5,7 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
@@ -23,6 +24,7 @@ export interface Upstreams {
   events: Client<typeof EventsService>;
   jobs: Client<typeof JobsService>;
   segments: Client<typeof SegmentsService>;
+  domains: Client<typeof DomainsService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -45,6 +47,7 @@ export function createUpstreams(config: Config): Upstreams {
   const identity = createRpcTransport({ baseUrl: config.IDENTITY_URL, connections: 4, timeoutMs: 10_000 });
   // /v1/track crosses here on every request: more HTTP/2 connections spread it over more sessions.
   const contacts = createRpcTransport({ baseUrl: config.CONTACTS_URL, connections: 8, timeoutMs: 30_000 });
+  const delivery = createRpcTransport({ baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 30_000 });
   return {
     health,
     accounts: createClient(AccountService, identity),
@@ -54,5 +57,6 @@ export function createUpstreams(config: Config): Upstreams {
     events: createClient(EventsService, contacts),
     jobs: createClient(JobsService, contacts),
     segments: createClient(SegmentsService, contacts),
+    domains: createClient(DomainsService, delivery),
   };
 }

@@ -23,8 +23,11 @@ export type Auth =
 declare module "fastify" {
   interface FastifyContextConfig {
     auth?: AuthMode;
-    /** The route's `:id` names the project (/projects/:id/…); elsewhere a session names it in X-Project-Id. */
-    projectInPath?: boolean;
+    /**
+     * The path names the project: `true` for `:id` (/projects/:id/…), or the parameter's name
+     * (`projectId` in /domains/project/:projectId); elsewhere a session names it in X-Project-Id.
+     */
+    projectInPath?: boolean | string;
   }
   interface FastifyRequest {
     auth?: Auth;
@@ -44,8 +47,9 @@ function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 function projectIdOf(request: FastifyRequest): string | undefined {
-  if (request.routeOptions.config.projectInPath) {
-    const fromPath = (request.params as { id?: unknown } | undefined)?.id;
+  const { projectInPath } = request.routeOptions.config;
+  if (projectInPath) {
+    const fromPath = (request.params as Record<string, unknown> | undefined)?.[projectInPath === true ? "id" : projectInPath];
     return typeof fromPath === "string" && fromPath ? fromPath : undefined;
   }
   const fromHeader = request.headers["x-project-id"];

@@ -1,0 +1,25 @@
+import { ConfigError } from "@herald/platform";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "./config.js";
+import { developmentEncryptionKey } from "./domains/dkim-keys.js";
+
+describe("delivery configuration", () => {
+  it("reads DNS_SERVERS as ip[:port] entries and the domain check's interval, 5 minutes by default", () => {
+    const config = loadConfig({ DNS_SERVERS: "127.0.0.1:5353, 10.0.0.2,[::1]:53,::1" });
+    expect(config.DNS_SERVERS).toEqual(["127.0.0.1:5353", "10.0.0.2", "[::1]:53", "::1"]);
+    expect(config.DOMAIN_CHECK_INTERVAL_MS).toBe(300_000);
+    expect(loadConfig({}).DNS_SERVERS).toEqual([]);
+    expect(() => loadConfig({ DNS_SERVERS: "dns.example.com:53" })).toThrow(/DNS_SERVERS/);
+    expect(() => loadConfig({ DNS_SERVERS: "127.0.0.1:99999" })).toThrow(/DNS_SERVERS/);
+  });
+
+  it("takes DKIM_ENCRYPTION_KEY as 32 bytes, requires it in production and uses the development key elsewhere", () => {
+    const hex = "ab".repeat(32);
+    expect(loadConfig({ DKIM_ENCRYPTION_KEY: hex }).dkimEncryptionKey).toEqual(Buffer.from(hex, "hex"));
+    expect(loadConfig({}).dkimEncryptionKey).toEqual(developmentEncryptionKey);
+    expect(loadConfig({}).dkimEncryptionKeyIsDevelopment).toBe(true);
+    expect(() => loadConfig({ DKIM_ENCRYPTION_KEY: "short" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/DKIM_ENCRYPTION_KEY: is required/);
+    expect(loadConfig({ NODE_ENV: "production", DKIM_ENCRYPTION_KEY: hex }).dkimEncryptionKeyIsDevelopment).toBe(false);
+  });
+});

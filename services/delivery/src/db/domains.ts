@@ -1,0 +1,73 @@
+import type { RecordStatus } from "../domain/dns-records.js";
+import type { Db } from "./client.js";
+import type { Domain } from "./generated/client.js";
+
+export type DomainRow = Domain;
+
+export interface NewDomain {
+  id: string;
+  projectId: string;
+  domain: string;
+  selector: string;
+  publicKey: string;
+  privateKeyEncrypted: string;
+}
+
+export interface CheckResult {
+  verified: boolean;
+  dkimStatus: RecordStatus;
+  spfStatus: RecordStatus;
+  dmarcStatus: RecordStatus;
+}
+
+/** Prisma's code for a unique index that refused the write (the same name in the same project). */
+export const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
+
+export const insertDomain = (db: Db, row: NewDomain): Promise<DomainRow> => db.domain.create({ data: row });
+
+export const findDomain = (db: Db, projectId: string, id: string): Promise<DomainRow | null> =>
+  db.domain.findFirst({ where: { projectId, id } });
+
+export const listDomains = (db: Db, projectId: string): Promise<DomainRow[]> =>
+  db.domain.findMany({ where: { projectId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+
+export async function deleteDomain(db: Db, projectId: string, id: string): Promise<boolean> {
+  return (await db.domain.deleteMany({ where: { projectId, id } })).count > 0;
+}
+
+/** Every domain of a project, with its key: in the transaction of the consumer that heard of the deletion. */
+export async function deleteProjectDomains(tx: Pick<Db, "domain">, projectId: string): Promise<void> {
+  await tx.domain.deleteMany({ where: { projectId } });
+}
+
+/** Stores a check's outcome; verifiedAt moves only when the domain becomes verified. Null when the domain is gone. */
+export async function saveCheck(db: Db, domain: DomainRow, result: CheckResult, checkedAt: Date): Promise<DomainRow | null> {
+  const becameVerified = result.verified && !domain.verified;
+  const { count } = await db.domain.updateMany({
+    where: { id: domain.id, projectId: domain.projectId },
+    data: { ...result, checkedAt, updatedAt: checkedAt, ...(becameVerified ? { verifiedAt: checkedAt } : {}) },
+  });
+  return count === 0 ? null : findDomain(db, domain.projectId, domain.id);
+}
+
+/**
+ * Claims up to `limit` domains not checked within `intervalMs`, oldest first, by stamping
+ * checked_at in one statement: replicas running this together skip each other's rows
+ * (SKIP LOCKED) and, once stamped, a domain is not due again for another interval.
+ */
+export function claimDueDomains(db: Db, intervalMs: number, limit: number): Promise<DomainRow[]> {
+  return db.$queryRaw<DomainRow[]>`
+    UPDATE domains SET checked_at = now()
+    WHERE id IN (
+      SELECT id FROM domains
+      WHERE checked_at IS NULL OR checked_at <= now() - make_interval(secs => ${intervalMs / 1000}::double precision)
+      ORDER BY checked_at NULLS FIRST
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id::text AS id, project_id::text AS "projectId", domain, selector, public_key AS "publicKey",
+      private_key_encrypted AS "privateKeyEncrypted", verified, dkim_status AS "dkimStatus", spf_status AS "spfStatus",
+      dmarc_status AS "dmarcStatus", verified_at AS "verifiedAt", checked_at AS "checkedAt", created_at AS "createdAt",
+      updated_at AS "updatedAt"`;
+}

@@ -1,0 +1,25 @@
+import { Resolver } from "node:dns/promises";
+import type { TxtAnswer } from "../domain/dns-records.js";
+
+export type TxtLookup = (name: string) => Promise<TxtAnswer>;
+
+/** The name exists without TXT records, or does not exist: nothing is published there. */
+const nothingThere = new Set(["ENODATA", "ENOTFOUND"]);
+
+/**
+ * TXT lookups through DNS_SERVERS (the system's resolvers when empty), each attempt
+ * bounded by timeoutMs. A record's strings are joined, as DKIM and SPF read them.
+ */
+export function createTxtLookup(options: { servers: string[]; timeoutMs: number; tries: number }): TxtLookup {
+  const resolver = new Resolver({ timeout: options.timeoutMs, tries: options.tries });
+  if (options.servers.length > 0) resolver.setServers(options.servers);
+  return async (name) => {
+    try {
+      const records = await resolver.resolveTxt(name);
+      return records.length === 0 ? { kind: "none" } : { kind: "records", records: records.map((chunks) => chunks.join("")) };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "EUNKNOWN";
+      return nothingThere.has(code) ? { kind: "none" } : { kind: "error", code };
+    }
+  };
+}

@@ -1,0 +1,32 @@
+import { createEventConsumer, type EventConsumer, topics } from "@herald/kafka";
+import type { Logger } from "@herald/platform";
+import type { Kafka } from "kafkajs";
+import type { Db } from "../db/client.js";
+import { deleteProjectDomains } from "../db/domains.js";
+import { isId } from "../domain/ids.js";
+
+export const projectLifecycleGroupId = "delivery.project-lifecycle";
+
+/**
+ * Forgets a deleted project's sending domains and their DKIM keys. A reset keeps
+ * them: a reset wipes the project's data (contacts, events, sends), while its
+ * domains are configuration the user published in DNS and would otherwise have to
+ * verify again.
+ */
+export function createProjectLifecycleConsumer(deps: { kafka: Kafka; db: Db; logger: Logger; groupId?: string }): EventConsumer {
+  return createEventConsumer({
+    kafka: deps.kafka,
+    groupId: deps.groupId ?? projectLifecycleGroupId,
+    topics: [topics.projectLifecycle],
+    db: deps.db,
+    logger: deps.logger,
+    handle: async (event, tx) => {
+      if (event.type !== "project.deleted") return;
+      if (!isId(event.projectId)) {
+        deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping a lifecycle event of a malformed project id");
+        return;
+      }
+      await deleteProjectDomains(tx, event.projectId);
+    },
+  });
+}
