@@ -8,17 +8,26 @@ import { createRpcTransport } from "@herald/platform";
 import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
 import { createTestDatabase, migrateAllServices, prepareTemplateDatabase, repoRoot, startStack } from "@herald/testing";
 import autocannon from "autocannon";
+import { segmentBenchmarks } from "./segments.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
+/** Unmeasured load before each HTTP measurement: JIT, connection pools and Kafka's JVM settle first. */
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+
+/** Runs the load unmeasured for warmupSeconds, then measured for durationSeconds. */
+async function load(options: autocannon.Options): Promise<autocannon.Result> {
+  if (warmupSeconds > 0) await autocannon({ ...options, duration: warmupSeconds });
+  return autocannon({ ...options, duration: durationSeconds });
+}
 
 async function http(name: string, url: string, connections: number): Promise<string> {
-  const result = await autocannon({ url, connections, duration: durationSeconds, pipelining: 1 });
+  const result = await load({ url, connections, pipelining: 1 });
   const ok = result["2xx"];
   return `| ${name} | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
 }
 
 /** A signed-up user's new project, through the REST API. */
-async function benchProject(gatewayUrl: string): Promise<{ publicKey: string; secretKey: string }> {
+async function benchProject(gatewayUrl: string): Promise<{ id: string; publicKey: string; secretKey: string }> {
   const signUp = await fetch(`${gatewayUrl}/auth/signup`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -30,17 +39,16 @@ async function benchProject(gatewayUrl: string): Promise<{ publicKey: string; se
     headers: { "content-type": "application/json", cookie },
     body: JSON.stringify({ name: "Benchmark" }),
   });
-  return (await created.json()) as { publicKey: string; secretKey: string };
+  return (await created.json()) as { id: string; publicKey: string; secretKey: string };
 }
 
 /** POST /v1/track with a public key, a new contact every 10 requests, as SPEC.md's hot path sees it. */
 async function track(gatewayUrl: string, connections: number): Promise<string> {
   const { publicKey } = await benchProject(gatewayUrl);
   let sent = 0;
-  const result = await autocannon({
+  const result = await load({
     url: `${gatewayUrl}/v1/track`,
     connections,
-    duration: durationSeconds,
     requests: [
       {
         method: "POST",
@@ -117,19 +125,34 @@ const stack = await startStack(
   { databaseUrl: database.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers },
   { RATE_LIMIT_PER_MINUTE: "1000000", PASSWORD_SCRYPT_LOG_N: "14" },
 );
+/** `npm run bench -- track segments` runs only the named groups; no names runs them all. */
+const chosen = process.argv.slice(2);
+const wanted = (group: string) => chosen.length === 0 || chosen.includes(group);
 try {
-  const rows = [
-    await http("GET /config (gateway only)", `${stack.gatewayUrl}/config`, 50),
-    await http("GET /health (gateway → 5 gRPC health checks)", `${stack.gatewayUrl}/health`, 50),
-    await rpc("GetServiceInfo, Connect binary, direct to identity", stack.serviceUrls.identity, 64),
-    await track(stack.gatewayUrl, 50),
-    await csvImport(stack.gatewayUrl, 50_000),
-  ];
+  const rows: string[] = [];
+  if (wanted("edge")) {
+    rows.push(await http("GET /config (gateway only)", `${stack.gatewayUrl}/config`, 50));
+    rows.push(await http("GET /health (gateway → 5 gRPC health checks)", `${stack.gatewayUrl}/health`, 50));
+    rows.push(await rpc("GetServiceInfo, Connect binary, direct to identity", stack.serviceUrls.identity, 64));
+  }
+  if (wanted("track")) rows.push(await track(stack.gatewayUrl, 50));
+  if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
   console.log(
     `\n${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${durationSeconds} s each\n`,
   );
-  console.log("| path | load | throughput | latency | outcome |\n|---|---|---|---|---|");
-  for (const row of rows) console.log(row);
+  if (rows.length > 0) console.log(["| path | load | throughput | latency | outcome |", "|---|---|---|---|---|", ...rows].join("\n"));
+  if (wanted("segments")) {
+    const project = await benchProject(stack.gatewayUrl);
+    const segments = await segmentBenchmarks({
+      gatewayUrl: stack.gatewayUrl,
+      contactsUrl: stack.serviceUrls.contacts,
+      databaseUrl: database.databaseUrl,
+      secretKey: project.secretKey,
+      projectId: project.id,
+    });
+    console.log(["", "| segments | load | result | detail |", "|---|---|---|---|", ...segments.rows].join("\n"));
+    console.log(`\nQuery plans:\n${segments.plans}`);
+  }
 } finally {
   await stack.stop();
   await database.drop();

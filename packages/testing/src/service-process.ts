@@ -21,9 +21,14 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs a built service (`node <entry>`) with the given environment, capturing its output. */
+/**
+ * Runs a built service (`node <entry>`) with the given environment, capturing its output.
+ * With HERALD_CPU_PROFILE_DIR set, each service writes a V8 CPU profile there when it stops.
+ */
 export function spawnService(options: { name: string; entry: string; env: NodeJS.ProcessEnv }): ServiceProcess {
-  const child: ChildProcess = spawn(process.execPath, [options.entry], {
+  const profileDir = process.env.HERALD_CPU_PROFILE_DIR;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${options.name}.cpuprofile`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, options.entry], {
     env: { ...process.env, LOG_LEVEL: "warn", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
