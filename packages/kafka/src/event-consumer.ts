@@ -47,44 +47,70 @@ export function createEventConsumer<Tx extends SqlClient>(options: {
     });
   }
 
+  async function startOnce(): Promise<void> {
+    consumer = options.kafka.consumer({ groupId, retry: { retries: 10 } });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      logger.error({ err: payload.error, groupId, restarting: payload.restart }, "event consumer crashed");
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        if (!message.value) return;
+        let event: EventEnvelope;
+        try {
+          event = decodeEnvelope(message.value);
+        } catch (error) {
+          logger.warn({ err: error, topic, offset: message.offset }, "skipping a message that is not an event envelope");
+          return;
+        }
+        const parent = propagation.extract(ROOT_CONTEXT, headerValues(message.headers));
+        await context.with(parent, () =>
+          tracer.startActiveSpan(
+            `${topic} process`,
+            { kind: SpanKind.CONSUMER, attributes: { "messaging.system": "kafka" } },
+            async (span) => {
+              try {
+                await apply(event);
+              } finally {
+                span.end();
+              }
+            },
+          ),
+        );
+      },
+    });
+  }
+
   return {
     async start() {
-      consumer = options.kafka.consumer({ groupId, retry: { retries: 10 } });
-      consumer.on(consumer.events.CRASH, ({ payload }) => {
-        logger.error({ err: payload.error, groupId, restarting: payload.restart }, "event consumer crashed");
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
-      await consumer.run({
-        eachMessage: async ({ topic, message }) => {
-          if (!message.value) return;
-          let event: EventEnvelope;
-          try {
-            event = decodeEnvelope(message.value);
-          } catch (error) {
-            logger.warn({ err: error, topic, offset: message.offset }, "skipping a message that is not an event envelope");
-            return;
-          }
-          const parent = propagation.extract(ROOT_CONTEXT, headerValues(message.headers));
-          await context.with(parent, () =>
-            tracer.startActiveSpan(
-              `${topic} process`,
-              { kind: SpanKind.CONSUMER, attributes: { "messaging.system": "kafka" } },
-              async (span) => {
-                try {
-                  await apply(event);
-                } finally {
-                  span.end();
-                }
-              },
-            ),
-          );
-        },
-      });
+      // A broker that has just started (or just created the topics or its group
+      // coordinator) answers some requests with retriable errors for a few seconds.
+      const deadline = Date.now() + startTimeoutMs;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await startOnce();
+          return;
+        } catch (error) {
+          await consumer?.disconnect().catch(() => {});
+          consumer = undefined;
+          if (!isRetriable(error) || Date.now() > deadline) throw error;
+          logger.warn({ err: error, groupId, attempt }, "event consumer could not start yet; retrying");
+          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
+        }
+      }
     },
     async stop() {
       await consumer?.disconnect();
       consumer = undefined;
     },
   };
+}
+
+const startTimeoutMs = 60_000;
+
+/** KafkaJS marks what may pass by retrying; a wrapped cause counts too (retries exhausted). */
+function isRetriable(error: unknown): boolean {
+  const candidate = error as { retriable?: boolean; originalError?: { retriable?: boolean } } | undefined;
+  return candidate?.retriable === true || candidate?.originalError?.retriable === true;
 }

@@ -13,7 +13,7 @@ const leaderWaitMs = 30_000;
 
 /**
  * Creates missing topics and returns once every partition of every named topic has a
- * leader; safe to call from every replica at start. The wait matters on a fresh broker:
+ * leader that serves it; safe to call from every replica at start. The wait matters on a fresh broker:
  * when two services start together, the one that loses the creation race would
  * otherwise subscribe before the partitions exist and fail with
  * UNKNOWN_TOPIC_OR_PARTITION.
@@ -23,7 +23,8 @@ export async function ensureTopics(admin: Admin, names: readonly string[], numPa
   const missing = names.filter((name) => !existing.has(name));
   if (missing.length > 0) {
     try {
-      await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions })) });
+      // kafkajs's own wait for leaders gives up within a second or two on a busy fresh broker; ours below does not.
+      await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic, numPartitions })) });
     } catch (error) {
       // Another replica created it between our list and create.
       if ((error as { type?: string }).type !== "TOPIC_ALREADY_EXISTS") throw error;
@@ -39,9 +40,13 @@ async function waitForLeaders(admin: Admin, names: readonly string[]): Promise<v
     try {
       const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...names] });
       const ready = metadata.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
-      if (ready && metadata.length === names.length) return;
+      if (ready && metadata.length === names.length) {
+        // A leader in the metadata is not yet a partition the broker serves: ask each for its offsets.
+        await Promise.all(names.map((topic) => admin.fetchTopicOffsets(topic)));
+        return;
+      }
     } catch (error) {
-      // Metadata of a topic created a moment ago may not have reached this broker yet.
+      // A topic created a moment ago may not have reached this broker's metadata or logs yet.
       lastError = error;
     }
     if (Date.now() > deadline) {

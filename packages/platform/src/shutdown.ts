@@ -1,3 +1,4 @@
+import { ConfigError } from "./config.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -30,7 +31,10 @@ export function onShutdown(logger: Logger, steps: Array<() => Promise<void>>, ti
 
 /** Prints a start-up failure (bad config, unreachable database) and ends the process with status 1. */
 export function exitOnStartupError(name: string, error: unknown): never {
-  const message = error instanceof Error ? error.message : String(error);
+  // A configuration error says all there is to say; anything else needs its stack to be found.
+  let message = String(error);
+  if (error instanceof ConfigError) message = error.message;
+  else if (error instanceof Error) message = error.stack ?? error.message;
   process.stderr.write(`${name} failed to start: ${message}\n`);
   process.exit(1);
 }
