@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
+import type { ErrorBody } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
-
-type ErrorBody = { success: false; error: { code: string; message: string; statusCode: number } };
 
 describe("API keys at the gateway", () => {
   let owner: SignedInUser;

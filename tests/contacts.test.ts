@@ -1,19 +1,11 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 
-type Contact = {
-  id: string;
-  email: string;
-  subscribed: boolean;
-  snoozedUntil: string | null;
-  data: Record<string, unknown>;
-  _meta?: { isNew: boolean; isUpdate: boolean };
-};
 type Page = { data: Contact[]; cursor: string; hasMore: boolean; total: number };
-type ErrorBody = { success: false; error: { code: string; errors?: Array<{ field: string; code: string }> } };
 
 describe("contacts through the REST API", () => {
   let project: CreatedProject;

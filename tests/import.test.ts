@@ -1,6 +1,7 @@
 import { waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
+import type { Contact } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
@@ -15,7 +16,6 @@ type ImportJob = {
   errors: Array<{ row: number; email: string; reason: string }>;
   failureReason: string | null;
 };
-type Contact = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> };
 
 async function upload(key: string, content: string | Uint8Array, filename = "contacts.csv", type = "text/csv") {
   const form = new FormData();

@@ -2,14 +2,13 @@ import { randomUUID } from "node:crypto";
 import { waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 
-type Contact = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> };
 type Segment = { id: string; type: string; condition: Record<string, unknown> | null; memberCount: number };
 type MembersPage = { data: Contact[]; total: number; page: number; pageSize: number };
-type ErrorBody = { success: false; error: { code: string; errors?: Array<{ field: string; code: string; message: string }> } };
 type Filter = { field: string; operator: string; value?: unknown; unit?: string };
 
 const tree = (logic: "AND" | "OR", ...groups: unknown[]) => ({ logic, groups });

@@ -1,16 +1,15 @@
 import { waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 
-type Contact = { id: string; email: string };
 type Segment = { id: string; name: string; memberCount: number; trackMembership: boolean };
 type Computed = { added: number; removed: number; total: number };
 type EventPage = { data: Array<{ id: string; name: string; contactId: string; createdAt: string }>; total: number };
 type MembersPage = { data: Contact[]; total: number };
-type ErrorBody = { success: false; error: { code: string; statusCode: number } };
 
 const where = (field: string, operator: string, value?: unknown) => ({
   logic: "AND",

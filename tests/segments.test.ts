@@ -1,19 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
 
 const { stack } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 
-type Contact = {
-  id: string;
-  email: string;
-  subscribed: boolean;
-  snoozedUntil: string | null;
-  data: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-};
 type Segment = {
   id: string;
   name: string;
@@ -27,10 +19,6 @@ type Segment = {
   updatedAt: string;
 };
 type MembersPage = { data: Contact[]; total: number; page: number; pageSize: number };
-type ErrorBody = {
-  success: false;
-  error: { code: string; message: string; statusCode: number; errors?: Array<{ field: string; code: string; message: string }> };
-};
 type Usages = { segments: Array<{ id: string; name: string }>; campaigns: unknown[]; workflows: unknown[] };
 
 /** One filter wrapped in the tree SPEC.md shows: AND of one group. */

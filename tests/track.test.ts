@@ -2,19 +2,18 @@ import { decodeEnvelope, topics } from "@herald/kafka";
 import { collectMessages, createTestKafka, waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
 
 const herald = inject("herald");
 const call = restClient(herald.stack.gatewayUrl);
 
 type Tracked = { success: boolean; data: { contact: string; event: string; timestamp: string } };
-type Contact = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> };
 type EventPage = {
   data: Array<{ id: string; name: string; contactId: string; data: Record<string, unknown> }>;
   total: number;
   hasMore: boolean;
   cursor: string;
 };
-type ErrorBody = { success: false; error: { code: string; message: string; errors?: Array<{ field: string; code: string }> } };
 
 describe("POST /v1/track and the event store", () => {
   let owner: SignedInUser;

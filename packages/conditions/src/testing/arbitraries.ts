@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { timeUnits } from "../dates.js";
 import { emailActivityKinds } from "../fields.js";
 import { eventOperators, operatorsByType } from "../operators.js";
-import type { ConditionTree, FieldType, JsonObject, JsonValue, Operator, SegmentDefinition, TimeUnit } from "../types.js";
+import type { ConditionSubject, ConditionTree, FieldType, JsonObject, JsonValue, Operator, SegmentDefinition, TimeUnit } from "../types.js";
 
 /**
  * Random projects for the agreement test: contacts with data of every shape
@@ -12,15 +12,7 @@ import type { ConditionTree, FieldType, JsonObject, JsonValue, Operator, Segment
  * valid. Values are drawn from small pools so that filters and data meet.
  */
 
-export interface GeneratedContact {
-  id: string;
-  email: string;
-  subscribed: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  data: JsonObject;
-  events: Array<{ name: string; createdAt: Date }>;
-}
+export type GeneratedContact = ConditionSubject["contact"] & { events: Array<{ name: string; createdAt: Date }> };
 
 export interface GeneratedProject {
   now: Date;
