@@ -1,6 +1,7 @@
 import { applyMigrations, schemaOf } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createRenderer } from "@herald/rendering";
 import { loadConfig } from "./config.js";
 import { createDb } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
@@ -8,6 +9,7 @@ import { createDomains } from "./domains/domains.js";
 import { createTxtLookup } from "./domains/txt-lookup.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { build } from "./server.js";
+import { createTemplates } from "./templates/templates.js";
 
 const name = "delivery";
 try {
@@ -39,7 +41,8 @@ try {
     logger,
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), domains });
+  const templates = createTemplates({ db, renderer: createRenderer() });
+  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), domains, templates });
   relay.start();
   domainCheck.start();
   await lifecycle.start();

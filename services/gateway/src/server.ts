@@ -18,6 +18,7 @@ import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
 import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
 import { registerDomainRoutes } from "./routes/delivery/domain-routes.js";
+import { registerTemplateRoutes } from "./routes/delivery/template-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -71,5 +72,6 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   await registerJobRoutes(app, { upstreams: deps.upstreams });
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
+  registerTemplateRoutes(app, { upstreams: deps.upstreams });
   return app;
 }

@@ -6,6 +6,7 @@ import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_p
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
+import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
@@ -25,6 +26,7 @@ export interface Upstreams {
   jobs: Client<typeof JobsService>;
   segments: Client<typeof SegmentsService>;
   domains: Client<typeof DomainsService>;
+  templates: Client<typeof TemplatesService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -58,5 +60,6 @@ export function createUpstreams(config: Config): Upstreams {
     jobs: createClient(JobsService, contacts),
     segments: createClient(SegmentsService, contacts),
     domains: createClient(DomainsService, delivery),
+    templates: createClient(TemplatesService, delivery),
   };
 }

@@ -71,3 +71,8 @@ export function claimDueDomains(db: Db, intervalMs: number, limit: number): Prom
       dmarc_status AS "dmarcStatus", verified_at AS "verifiedAt", checked_at AS "checkedAt", created_at AS "createdAt",
       updated_at AS "updatedAt"`;
 }
+
+/** Whether the project has this domain (lower-case ASCII) and it is verified now. */
+export async function isVerifiedDomain(db: Db, projectId: string, domain: string): Promise<boolean> {
+  return (await db.domain.count({ where: { projectId, domain, verified: true } })) > 0;
+}

@@ -3,15 +3,16 @@ import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
 import { deleteProjectDomains } from "../db/domains.js";
+import { deleteProjectTemplates } from "../db/templates.js";
 import { isId } from "../domain/ids.js";
 
 export const projectLifecycleGroupId = "delivery.project-lifecycle";
 
 /**
- * Forgets a deleted project's sending domains and their DKIM keys. A reset keeps
- * them: a reset wipes the project's data (contacts, events, sends), while its
+ * Forgets a deleted project's sending domains with their DKIM keys, and its templates.
+ * A reset keeps both: a reset wipes the project's data (contacts, events, sends), while
  * domains are configuration the user published in DNS and would otherwise have to
- * verify again.
+ * verify again, and templates are content the user wrote.
  */
 export function createProjectLifecycleConsumer(deps: { kafka: Kafka; db: Db; logger: Logger; groupId?: string }): EventConsumer {
   return createEventConsumer({
@@ -27,6 +28,7 @@ export function createProjectLifecycleConsumer(deps: { kafka: Kafka; db: Db; log
         return;
       }
       await deleteProjectDomains(tx, event.projectId);
+      await deleteProjectTemplates(tx, event.projectId);
     },
   });
 }

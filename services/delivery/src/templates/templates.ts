@@ -1,0 +1,174 @@
+import { DomainError, type FieldViolation, validationFailed } from "@herald/errors";
+import { describeProblem, type Renderer, type TemplateProblem } from "@herald/rendering";
+import type { Db } from "../db/client.js";
+import { isVerifiedDomain } from "../db/domains.js";
+import {
+  deleteTemplate,
+  findTemplate,
+  insertTemplate,
+  listTemplates,
+  type TemplateChanges,
+  type TemplateQuery,
+  type TemplateRow,
+  updateTemplate,
+} from "../db/templates.js";
+import { isId, requireProjectId } from "../domain/ids.js";
+import {
+  type CheckedTemplateFields,
+  checkTemplateFields,
+  duplicateNameOf,
+  type TemplateFieldsInput,
+  type TemplateType,
+} from "../domain/template-fields.js";
+
+export type Templates = ReturnType<typeof createTemplates>;
+
+export interface NewTemplateInput extends TemplateFieldsInput {
+  type?: TemplateType;
+}
+
+export interface TemplateUpdate extends TemplateFieldsInput {
+  type?: TemplateType;
+}
+
+export interface TemplatePage {
+  rows: TemplateRow[];
+  page: number;
+  pageSize: number;
+  total: number;
+  totalPages: number;
+}
+
+/** SPEC.md "Limits": page size default 20; the maximum is ours (docs/api-decisions.md "Templates"). */
+export const templatePageSizes = { default: 20, max: 100 } as const;
+
+/** Pages past this are answered as this one (always empty in practice): keeps the SQL offset a 32-bit integer. */
+const maxPage = 10_000_000;
+
+const templateNotFound = () => new DomainError("not-found", "TEMPLATE_NOT_FOUND", "Template not found");
+
+const liquidViolation = (problem: TemplateProblem): FieldViolation => ({
+  field: problem.part,
+  message: problem.line === undefined ? problem.message : `line ${problem.line}: ${problem.message}`,
+  code: problem.kind === "limit" ? "too_big" : "invalid_liquid",
+});
+
+export function createTemplates(deps: { db: Db; renderer: Renderer }) {
+  const { db, renderer } = deps;
+
+  async function find(projectId: string, id: string): Promise<TemplateRow> {
+    const row = isId(id) ? await findTemplate(db, requireProjectId(projectId), id) : null;
+    if (!row) throw templateNotFound();
+    return row;
+  }
+
+  /** Shape first (422), then Liquid (422 naming the line), then the sender's domain (403). */
+  async function checked(projectId: string, input: TemplateFieldsInput): Promise<CheckedTemplateFields> {
+    const { fields, violations } = checkTemplateFields(input);
+    if (violations.length > 0) {
+      const first = violations[0];
+      throw validationFailed(first ? `Invalid ${first.field}: it ${first.message}` : "Validation failed", violations);
+    }
+    const problems = renderer.validate({ subject: fields.subject, body: fields.body });
+    const [problem] = problems;
+    if (problem) {
+      throw new DomainError("validation", "VALIDATION_ERROR", `The ${problem.part} is not valid Liquid: ${describeProblem(problem)}`, {
+        fieldViolations: problems.map(liquidViolation),
+        details: { part: problem.part, ...(problem.line === undefined ? {} : { line: String(problem.line) }) },
+        suggestion: "Fix the Liquid at the line named; the include, render and layout tags are not available",
+      });
+    }
+    if (fields.from && !(await isVerifiedDomain(db, projectId, fields.from.domain))) {
+      throw new DomainError(
+        "permission-denied",
+        "DOMAIN_NOT_VERIFIED",
+        `The sender domain ${fields.from.domain} is not verified for this project`,
+        {
+          details: { domain: fields.from.domain },
+          suggestion: "Add the domain under /domains, publish its DKIM record and verify it",
+        },
+      );
+    }
+    return fields;
+  }
+
+  return {
+    async list(projectId: string, query: Partial<TemplateQuery>): Promise<TemplatePage> {
+      requireProjectId(projectId);
+      const page = query.page && query.page >= 1 ? Math.min(Math.floor(query.page), maxPage) : 1;
+      const pageSize =
+        query.pageSize && query.pageSize >= 1 ? Math.min(Math.floor(query.pageSize), templatePageSizes.max) : templatePageSizes.default;
+      const search = query.search?.trim();
+      const { rows, total } = await listTemplates(db, projectId, {
+        page,
+        pageSize,
+        type: query.type,
+        search: search || undefined,
+        sort: query.sort ?? "createdAt",
+        direction: query.direction ?? "desc",
+      });
+      return { rows, page, pageSize, total, totalPages: Math.ceil(total / pageSize) };
+    },
+
+    async create(projectId: string, input: NewTemplateInput): Promise<TemplateRow> {
+      requireProjectId(projectId);
+      if (input.from === undefined || input.from.trim() === "") {
+        throw new DomainError("invalid-argument", "FROM_REQUIRED", "from is required: the sender address of the template");
+      }
+      const missing = (["name", "subject", "body"] as const).filter((field) => input[field] === undefined);
+      if (missing.length > 0) {
+        throw validationFailed(
+          `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} required`,
+          missing.map((field) => ({ field, message: "is required", code: "required" })),
+        );
+      }
+      const fields = await checked(projectId, input);
+      return insertTemplate(db, {
+        projectId,
+        name: fields.name as string,
+        description: fields.description ?? null,
+        subject: fields.subject as string,
+        body: fields.body as string,
+        fromAddress: fields.from?.address as string,
+        fromName: fields.fromName ?? null,
+        replyTo: fields.replyTo ?? null,
+        type: input.type ?? "MARKETING",
+      });
+    },
+
+    async get(projectId: string, id: string): Promise<TemplateRow> {
+      return find(projectId, id);
+    },
+
+    async update(projectId: string, id: string, input: TemplateUpdate): Promise<TemplateRow> {
+      await find(projectId, id);
+      if (input.from !== undefined && input.from.trim() === "") {
+        throw new DomainError("invalid-argument", "FROM_REQUIRED", "from cannot be removed: a template needs a sender address");
+      }
+      const fields = await checked(projectId, input);
+      const changes: TemplateChanges = {
+        ...(fields.name !== undefined ? { name: fields.name } : {}),
+        ...(fields.description !== undefined ? { description: fields.description } : {}),
+        ...(fields.subject !== undefined ? { subject: fields.subject } : {}),
+        ...(fields.body !== undefined ? { body: fields.body } : {}),
+        ...(fields.from !== undefined ? { fromAddress: fields.from.address } : {}),
+        ...(fields.fromName !== undefined ? { fromName: fields.fromName } : {}),
+        ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
+        ...(input.type !== undefined ? { type: input.type } : {}),
+      };
+      const row = await updateTemplate(db, projectId, id, changes);
+      if (!row) throw templateNotFound();
+      return row;
+    },
+
+    async delete(projectId: string, id: string): Promise<void> {
+      if (!isId(id) || !(await deleteTemplate(db, requireProjectId(projectId), id))) throw templateNotFound();
+    },
+
+    /** A copy with a new id and "<name> (copy)"; the sender is copied as is, verified or not since. */
+    async duplicate(projectId: string, id: string): Promise<TemplateRow> {
+      const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...source } = await find(projectId, id);
+      return insertTemplate(db, { ...source, name: duplicateNameOf(source.name), type: source.type as TemplateType });
+    },
+  };
+}
