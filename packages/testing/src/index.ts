@@ -4,5 +4,6 @@ export * from "./fake-http-server.js";
 export * from "./kafka.js";
 export * from "./redis.js";
 export * from "./service-process.js";
+export * from "./smtp-sink.js";
 export * from "./stack.js";
 export * from "./test-database.js";

@@ -1,0 +1,184 @@
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import { createTransport, type NodemailerError } from "nodemailer";
+import { type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
+import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
+
+export interface SmtpProviderOptions {
+  /** `smtp://user:pass@host:port` (STARTTLS when the server offers it) or `smtps://…` (TLS from the first byte). */
+  url: string;
+  /** Connections kept open to the relay. */
+  maxConnections?: number;
+  /** Messages one connection sends before it is replaced. */
+  maxMessagesPerConnection?: number;
+  connectionTimeoutMs?: number;
+  greetingTimeoutMs?: number;
+  /** Inactivity on an open connection. */
+  socketTimeoutMs?: number;
+  /** One whole send, queueing in the pool included: bounds a relay that trickles its replies, which no socket timeout notices. */
+  sendTimeoutMs?: number;
+}
+
+/**
+ * Signed header fields: nodemailer's default list (RFC 6376 section 5.4) plus `List-Unsubscribe-Post`,
+ * which RFC 8058 requires the signature to cover together with `List-Unsubscribe`.
+ */
+export const dkimSignedHeaderFields = [
+  "From",
+  "Sender",
+  "Reply-To",
+  "Subject",
+  "Date",
+  "Message-ID",
+  "To",
+  "Cc",
+  "MIME-Version",
+  "Content-Type",
+  "Content-Transfer-Encoding",
+  "Content-ID",
+  "Content-Description",
+  "In-Reply-To",
+  "References",
+  "List-Id",
+  "List-Help",
+  "List-Unsubscribe",
+  "List-Unsubscribe-Post",
+  "List-Subscribe",
+  "List-Post",
+  "List-Owner",
+  "List-Archive",
+].join(":");
+
+/** Parsed keys by PEM: parsing an RSA key costs more than signing with it, and a few domains send most mail. */
+class SigningKeys {
+  private readonly keys = new Map<string, KeyObject>();
+  constructor(private readonly capacity: number) {}
+
+  /** The parsed key, or a permanent SendFailure: nodemailer would send a message it cannot sign unsigned. */
+  get(dkim: DkimSigningKey): KeyObject {
+    const known = this.keys.get(dkim.privateKey);
+    if (known) return known;
+    let key: KeyObject;
+    try {
+      key = createPrivateKey(dkim.privateKey);
+    } catch (error) {
+      throw new SendFailure(`the DKIM key of ${dkim.domainName} cannot be read`, { kind: "permanent", reason: "dkim-key", cause: error });
+    }
+    if (key.asymmetricKeyType !== "rsa") {
+      throw new SendFailure(`the DKIM key of ${dkim.domainName} is ${key.asymmetricKeyType}, not RSA`, {
+        kind: "permanent",
+        reason: "dkim-key",
+      });
+    }
+    if (this.keys.size >= this.capacity) {
+      const oldest = this.keys.keys().next();
+      if (!oldest.done) this.keys.delete(oldest.value);
+    }
+    this.keys.set(dkim.privateKey, key);
+    return key;
+  }
+}
+
+const connectionCodes = new Set(["ECONNECTION", "ESOCKET", "EDNS", "ETLS", "EPROXY", "ECONNREFUSED", "ECONNRESET", "EPIPE"]);
+const authenticationCodes = new Set(["EAUTH", "ENOAUTH", "EOAUTH2"]);
+const timeoutCodes = new Set(["ETIMEDOUT", "EABORT"]);
+
+/** `550 5.1.1 <x@y>: user unknown` → `5.1.1` (RFC 3463). */
+function enhancedStatusOf(response: string | undefined): string | undefined {
+  return response ? /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1] : undefined;
+}
+
+/**
+ * An error of nodemailer as the queue needs it. RFC 5321: 5yz replies are permanent, 4yz transient;
+ * 503 (bad sequence of commands) is the one 5yz that says the session went wrong rather than that the
+ * message was refused, so it is transient, as nodemailer also reads it. The address is to blame when
+ * its RCPT TO was refused for good, or the reply's enhanced status is about the mailbox (5.1.x, 5.2.1).
+ */
+export function classifySmtpError(error: unknown): SendFailure {
+  if (error instanceof SendFailure) return error;
+  if (error instanceof InvalidMessageError) {
+    return new SendFailure(error.message, { kind: "permanent", reason: "invalid-message", cause: error });
+  }
+  const failure = (error ?? {}) as NodemailerError;
+  const message = failure.message ?? String(error);
+  const code = failure.code ?? "";
+  const responseCode = typeof failure.responseCode === "number" ? failure.responseCode : undefined;
+  const response = failure.response;
+  const enhancedStatus = enhancedStatusOf(response);
+  const smtp = { ...(responseCode === undefined ? {} : { responseCode }), ...(response === undefined ? {} : { response }) };
+  const cause = error;
+
+  if (authenticationCodes.has(code)) return new SendFailure(message, { kind: "temporary", reason: "authentication", ...smtp, cause });
+  if (responseCode !== undefined) {
+    const permanent = responseCode >= 500 && responseCode < 600 && responseCode !== 503;
+    const recipientRejected =
+      permanent && (/^RCPT\b/i.test(failure.command ?? "") || /^5\.1\.\d+$/.test(enhancedStatus ?? "") || enhancedStatus === "5.2.1");
+    return new SendFailure(message, {
+      kind: permanent ? "permanent" : "temporary",
+      reason: "rejected",
+      recipientRejected,
+      ...smtp,
+      ...(enhancedStatus === undefined ? {} : { enhancedStatus }),
+      cause,
+    });
+  }
+  // Refused before anything reached the server (no recipient, an address nodemailer cannot write).
+  if (code === "EENVELOPE") return new SendFailure(message, { kind: "permanent", reason: "invalid-message", cause });
+  if (timeoutCodes.has(code) || failure.name === "TimeoutError")
+    return new SendFailure(message, { kind: "temporary", reason: "timeout", cause });
+  if (connectionCodes.has(code)) return new SendFailure(message, { kind: "temporary", reason: "connection", cause });
+  return new SendFailure(message, { kind: "temporary", reason: "unknown", cause });
+}
+
+/**
+ * The SMTP provider: a pool of connections to the relay of `SMTP_URL`, every message DKIM-signed with
+ * its own domain's key. Signing runs on this thread (RSA-2048 costs about 1 ms a message).
+ */
+export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
+  const transport = createTransport({
+    url: options.url,
+    pool: true,
+    maxConnections: options.maxConnections ?? 5,
+    maxMessages: options.maxMessagesPerConnection ?? 100,
+    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+    greetingTimeout: options.greetingTimeoutMs ?? 10_000,
+    socketTimeout: options.socketTimeoutMs ?? 60_000,
+    // Content is always given inline: never let a message read a local file or fetch a URL.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  const sendTimeoutMs = options.sendTimeoutMs ?? 120_000;
+  const signingKeys = new SigningKeys(1_000);
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
+
+  async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
+    if (closed) throw new SendFailure("the SMTP provider is closed", { kind: "temporary", reason: "closed" });
+    try {
+      const message = toNodemailerMessage(email);
+      const privateKey = signingKeys.get(dkim);
+      const info = await transport.sendMail({
+        ...message,
+        dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey, headerFieldNames: dkimSignedHeaderFields },
+        signal: AbortSignal.timeout(sendTimeoutMs),
+      });
+      return { providerMessageId: info.messageId, response: info.response ?? "" };
+    } catch (error) {
+      throw classifySmtpError(error);
+    }
+  }
+
+  return {
+    send(email, dkim) {
+      const sending = send(email, dkim);
+      const tracked = sending.catch(() => undefined);
+      inFlight.add(tracked);
+      void tracked.finally(() => inFlight.delete(tracked));
+      return sending;
+    },
+    async close() {
+      closed = true;
+      await Promise.all(inFlight);
+      transport.close();
+    },
+  };
+}
