@@ -7,7 +7,10 @@ import { createDb } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
 import { createTxtLookup } from "./domains/txt-lookup.js";
+import { createDispatcher } from "./emails/dispatcher.js";
+import { createEmails } from "./emails/emails.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
+import { createSmtpProvider } from "./providers/smtp-provider.js";
 import { build } from "./server.js";
 import { createTemplates } from "./templates/templates.js";
 
@@ -29,7 +32,7 @@ try {
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.projectLifecycle]);
+  await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity]);
   await admin.disconnect();
   const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
   const lookup = createTxtLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
@@ -42,8 +45,26 @@ try {
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
   const templates = createTemplates({ db, renderer: createRenderer() });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), domains, templates });
+  const provider = config.SMTP_URL
+    ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
+    : undefined;
+  const dispatcher = createDispatcher({
+    db,
+    logger,
+    provider,
+    encryptionKey: config.dkimEncryptionKey,
+    concurrency: config.SEND_CONCURRENCY,
+    ratePerSecond: config.SEND_RATE_PER_SECOND,
+    projectRatePerSecond: config.SEND_PROJECT_RATE_PER_SECOND,
+    leaseMs: config.SEND_LEASE_MS,
+    retry: { maxAttempts: config.SEND_MAX_ATTEMPTS, baseDelayMs: config.SEND_RETRY_BASE_MS, maxDelayMs: config.SEND_RETRY_MAX_MS },
+    pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
+    nudgeOutbox: () => relay.nudge(),
+  });
+  const emails = createEmails({ db, nudgeDispatcher: () => dispatcher.nudge() });
+  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), domains, templates, emails });
   relay.start();
+  dispatcher.start();
   domainCheck.start();
   await lifecycle.start();
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
@@ -51,6 +72,11 @@ try {
   onShutdown(logger, [
     () => server.close(),
     () => domainCheck.stop(),
+    // Lets the sends in flight finish and records them, before the provider closes its connections.
+    () => dispatcher.stop(),
+    async () => {
+      await provider?.close();
+    },
     () => lifecycle.stop(),
     () => relay.stop(),
     () => db.$disconnect(),

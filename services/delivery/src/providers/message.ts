@@ -28,6 +28,8 @@ export interface OutgoingEmail {
   listUnsubscribe?: { url: string; mailto?: string };
   /** The domain of the `Message-ID`: the sending domain. */
   messageIdDomain: string;
+  /** A `Message-ID` fixed by the caller (`<id@domain>`): the queue sends the same one on every attempt. */
+  messageId?: string;
 }
 
 // Spelt as nodemailer writes it (it capitalises a trailing "-Id"), so that what we name is what goes on the wire.
@@ -143,7 +145,7 @@ export function toNodemailerMessage(email: OutgoingEmail): SendMailOptions & { m
     headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click";
   }
   return {
-    messageId: newMessageId(email.messageIdDomain),
+    messageId: email.messageId === undefined ? newMessageId(email.messageIdDomain) : requireSingleLine("messageId", email.messageId),
     from: mailbox("from", email.from),
     to: mailbox("to", email.to),
     ...(email.replyTo ? { replyTo: mailbox("replyTo", email.replyTo) } : {}),

@@ -1,0 +1,111 @@
+import type { FieldViolation } from "@herald/errors";
+import { reservedHeaderNames } from "../providers/message.js";
+import { isId } from "./ids.js";
+
+export type EmailCategory = "TRANSACTIONAL" | "CAMPAIGN" | "WORKFLOW";
+
+/** ARCHITECTURE.md "Sending": the email row's statuses; a later event never moves an email back. */
+export const emailStatuses = ["PENDING", "SENDING", "SENT", "DELIVERED", "OPENED", "CLICKED", "BOUNCED", "COMPLAINED", "FAILED"] as const;
+export type EmailStatus = (typeof emailStatuses)[number];
+
+export interface MailboxInput {
+  email: string;
+  name?: string;
+}
+
+export interface AttachmentInput {
+  filename: string;
+  content: Uint8Array;
+  contentType: string;
+}
+
+/** One rendered email as the callers of the queue hand it over. */
+export interface EmailInput {
+  idempotencyKey?: string;
+  contactId?: string;
+  to: MailboxInput;
+  from: MailboxInput;
+  replyTo?: MailboxInput;
+  subject: string;
+  html: string;
+  headers?: Record<string, string>;
+  attachments?: AttachmentInput[];
+  listUnsubscribe?: { url: string; mailto?: string };
+  category?: EmailCategory;
+  templateId?: string;
+  campaignId?: string;
+  workflowId?: string;
+}
+
+/** The issue's limits on attachments (SPEC.md "Limits"): ten files, 10 MB together. */
+export const attachmentLimits = { count: 10, totalBytes: 10 * 1024 * 1024 } as const;
+
+const lineBreak = /[\r\n\0]/;
+const headerName = /^[\x21-\x39\x3b-\x7e]+$/;
+// Deliberately loose (one @, no spaces or angle brackets, a dot in the domain): /v1/send validates addresses for users.
+const address = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
+
+/** The address as the queue stores and compares it: trimmed, lower case. */
+export const normaliseAddress = (email: string): string => email.trim().toLowerCase();
+
+/** The domain of an address, lower case; "" when it has none. */
+export const domainOfAddress = (email: string): string => {
+  const at = email.lastIndexOf("@");
+  return at < 0 ? "" : email.slice(at + 1).toLowerCase();
+};
+
+/** What is wrong with an email before it may enter the queue; empty when nothing is. */
+export function emailInputViolations(input: EmailInput): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const add = (field: string, message: string, code = "invalid") => violations.push({ field, message, code });
+  const mailbox = (field: string, value: MailboxInput | undefined, required: boolean) => {
+    if (!value) {
+      if (required) add(field, "is required", "required");
+      return;
+    }
+    const email = value.email.trim();
+    if (email.length > 254 || !address.test(email)) add(`${field}.email`, "must be an email address", "invalid_email");
+    if (value.name !== undefined && (lineBreak.test(value.name) || value.name.length > 320)) {
+      add(`${field}.name`, "must be one line of at most 320 characters");
+    }
+  };
+  const optionalId = (field: string, value: string | undefined) => {
+    if (value !== undefined && value !== "" && !isId(value)) add(field, "must be a uuid");
+  };
+
+  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length > 255 || lineBreak.test(input.idempotencyKey))) {
+    add("idempotencyKey", "must be one line of at most 255 characters");
+  }
+  optionalId("contactId", input.contactId);
+  optionalId("templateId", input.templateId);
+  optionalId("campaignId", input.campaignId);
+  optionalId("workflowId", input.workflowId);
+  mailbox("to", input.to, true);
+  mailbox("from", input.from, true);
+  mailbox("replyTo", input.replyTo, false);
+  if (input.subject.length < 1 || input.subject.length > 998 || lineBreak.test(input.subject)) {
+    add("subject", "must be one line of 1 to 998 characters");
+  }
+  if (input.html.length < 1) add("html", "must not be empty", "required");
+  for (const [name, value] of Object.entries(input.headers ?? {})) {
+    if (!headerName.test(name)) add(`headers.${name}`, "is not a valid header name");
+    else if (reservedHeaderNames.has(name.toLowerCase())) add(`headers.${name}`, "is set by Herald", "reserved_header");
+    if (lineBreak.test(value) || value.length > 998) add(`headers.${name}`, "must be one line of at most 998 characters");
+  }
+  const attachments = input.attachments ?? [];
+  if (attachments.length > attachmentLimits.count) add("attachments", `must be at most ${attachmentLimits.count}`, "too_big");
+  const totalBytes = attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
+  if (totalBytes > attachmentLimits.totalBytes) add("attachments", "must be at most 10 MB together", "too_big");
+  attachments.forEach((attachment, index) => {
+    if (attachment.filename.length < 1 || attachment.filename.length > 255 || lineBreak.test(attachment.filename)) {
+      add(`attachments[${index}].filename`, "must be one line of 1 to 255 characters");
+    }
+    if (!/^[\w.+-]+\/[\w.+-]+$/.test(attachment.contentType)) add(`attachments[${index}].contentType`, "must be a MIME type");
+  });
+  if (input.listUnsubscribe !== undefined) {
+    const { url, mailto } = input.listUnsubscribe;
+    if (!/^https?:\/\/[^\s<>,]+$/.test(url)) add("listUnsubscribe.url", "must be an http(s) URL without spaces or commas");
+    if (mailto !== undefined && mailto !== "" && /[\s<>,\0]/.test(mailto)) add("listUnsubscribe.mailto", "must be a mailto address");
+  }
+  return violations;
+}

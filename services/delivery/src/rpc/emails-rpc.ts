@@ -1,0 +1,88 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type Email, EmailKind, EmailSchema, EmailStatus, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import type { EmailRow } from "../db/emails.js";
+import type { EmailCategory, EmailStatus as StatusName } from "../domain/email-input.js";
+import type { Emails } from "../emails/emails.js";
+
+const statusToProto: Record<StatusName, EmailStatus> = {
+  PENDING: EmailStatus.PENDING,
+  SENDING: EmailStatus.SENDING,
+  SENT: EmailStatus.SENT,
+  DELIVERED: EmailStatus.DELIVERED,
+  OPENED: EmailStatus.OPENED,
+  CLICKED: EmailStatus.CLICKED,
+  BOUNCED: EmailStatus.BOUNCED,
+  COMPLAINED: EmailStatus.COMPLAINED,
+  FAILED: EmailStatus.FAILED,
+};
+
+const kindToProto: Record<EmailCategory, EmailKind> = {
+  TRANSACTIONAL: EmailKind.TRANSACTIONAL,
+  CAMPAIGN: EmailKind.CAMPAIGN,
+  WORKFLOW: EmailKind.WORKFLOW,
+};
+
+const kindFromProto = (kind: EmailKind): EmailCategory =>
+  kind === EmailKind.CAMPAIGN ? "CAMPAIGN" : kind === EmailKind.WORKFLOW ? "WORKFLOW" : "TRANSACTIONAL";
+
+export const emailToProto = (row: EmailRow): Email =>
+  create(EmailSchema, {
+    id: row.id,
+    projectId: row.projectId,
+    contactId: row.contactId ?? "",
+    to: { email: row.toEmail, name: row.toName ?? "" },
+    from: { email: row.fromEmail, name: row.fromName ?? "" },
+    subject: row.subject,
+    status: statusToProto[row.status as StatusName] ?? EmailStatus.UNSPECIFIED,
+    kind: kindToProto[row.category as EmailCategory] ?? EmailKind.UNSPECIFIED,
+    attempts: row.attempts,
+    messageId: row.messageId,
+    providerMessageId: row.providerMessageId ?? "",
+    lastError: row.lastError ?? "",
+    createdAt: timestampFromDate(row.createdAt),
+    sentAt: row.sentAt ? timestampFromDate(row.sentAt) : undefined,
+    nextAttemptAt: row.status === "PENDING" ? timestampFromDate(row.nextAttemptAt) : undefined,
+  });
+
+const optional = (value: string): string | undefined => (value === "" ? undefined : value);
+
+export function createEmailsRpc(deps: { emails: Emails }): ServiceImpl<typeof EmailsService> {
+  const { emails } = deps;
+  return {
+    async enqueueEmail(request) {
+      const { id, created } = await emails.enqueue(request.projectId, {
+        idempotencyKey: optional(request.idempotencyKey),
+        contactId: optional(request.contactId),
+        to: { email: request.to?.email ?? "", name: optional(request.to?.name ?? "") },
+        from: { email: request.from?.email ?? "", name: optional(request.from?.name ?? "") },
+        ...(request.replyTo && request.replyTo.email !== "" ? { replyTo: { email: request.replyTo.email } } : {}),
+        subject: request.subject,
+        html: request.html,
+        headers: request.headers,
+        attachments: request.attachments.map((attachment) => ({
+          filename: attachment.filename,
+          content: attachment.content,
+          contentType: attachment.contentType,
+        })),
+        ...(request.listUnsubscribe && request.listUnsubscribe.url !== ""
+          ? {
+              listUnsubscribe: {
+                url: request.listUnsubscribe.url,
+                ...(request.listUnsubscribe.mailto ? { mailto: request.listUnsubscribe.mailto } : {}),
+              },
+            }
+          : {}),
+        category: kindFromProto(request.kind),
+        templateId: optional(request.templateId),
+        campaignId: optional(request.campaignId),
+        workflowId: optional(request.workflowId),
+      });
+      return { emailId: id, created };
+    },
+    async getEmail(request) {
+      return { email: emailToProto(await emails.get(request.projectId, request.id)) };
+    },
+  };
+}

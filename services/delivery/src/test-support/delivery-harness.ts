@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { type Client, createClient } from "@connectrpc/connect";
+import { decodeEnvelope, type EventEnvelope, payloadOf } from "@herald/kafka";
+import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
+import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
+import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { type EmailActivity, EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
+import { createRenderer } from "@herald/rendering";
+import { createTestDatabase, startTestSmtpSink, type TestDatabase, type TestSmtpSink } from "@herald/testing";
+import { createDb, type Db } from "../db/client.js";
+import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
+import { createDomains } from "../domains/domains.js";
+import { createTxtLookup } from "../domains/txt-lookup.js";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
+import { createEmails } from "../emails/emails.js";
+import type { MailProvider } from "../providers/mail-provider.js";
+import { createSmtpProvider } from "../providers/smtp-provider.js";
+import { build } from "../server.js";
+import { createTemplates } from "../templates/templates.js";
+
+export const testEncryptionKey = Buffer.alloc(32, 7);
+
+const logger = createLogger({ name: "delivery-test", level: "silent" });
+
+export interface VerifiedDomain {
+  domain: string;
+  selector: string;
+  /** The p= of its DKIM record. */
+  publicKey: string;
+}
+
+export interface DeliveryHarness {
+  emails: Client<typeof EmailsService>;
+  db: Db;
+  sink: TestSmtpSink;
+  /** An SMTP provider to the sink, shared by the dispatchers that are not given their own. */
+  provider: MailProvider;
+  /** A dispatcher on this database, as a replica's would be: the harness starts none by itself. */
+  startDispatcher(overrides?: Partial<DispatcherOptions>): Dispatcher;
+  /** A sending domain of the project with a DKIM key, verified unless told otherwise. */
+  addDomain(projectId: string, options?: { verified?: boolean }): Promise<VerifiedDomain>;
+  /** DNS as mailauth asks it: the DKIM records of the domains added here. */
+  resolver(name: string, type: string): Promise<string[][]>;
+  stop(): Promise<void>;
+}
+
+/** Test defaults: short leases and retries so that a test sees a lapse or a backoff in well under a second. */
+export const testDispatcherOptions = {
+  concurrency: 20,
+  ratePerSecond: 100_000,
+  projectRatePerSecond: 100_000,
+  leaseMs: 3_000,
+  retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 200 },
+  pollIntervalMs: 20,
+};
+
+/**
+ * delivery's build() on a real port, on a database of its own cloned from the migrated
+ * template, with a real SMTP sink. Dispatchers start only when a test asks; outbox rows
+ * stay in the database for the test to read (nothing relays them).
+ */
+export async function startDelivery(infra: { databaseUrl: string }): Promise<DeliveryHarness> {
+  const database: TestDatabase = await createTestDatabase(infra.databaseUrl);
+  const db = createDb(database.databaseUrl, "delivery");
+  const sink = await startTestSmtpSink();
+  const provider = createSmtpProvider({ url: sink.url, maxConnections: 5, sendTimeoutMs: 10_000 });
+  const dispatchers: Dispatcher[] = [];
+  const records = new Map<string, string>();
+  const keys = await generateDkimKeyPair();
+
+  const emails = createEmails({
+    db,
+    nudgeDispatcher: () => {
+      for (const dispatcher of dispatchers) dispatcher.nudge();
+    },
+  });
+  const server: RpcServer = build({
+    db,
+    logger,
+    info: create(ServiceInfoSchema, { name: "delivery", version: "test", databaseSchema: "delivery" }),
+    domains: createDomains({
+      db,
+      lookup: createTxtLookup({ servers: [], timeoutMs: 100, tries: 1 }),
+      encryptionKey: testEncryptionKey,
+      logger,
+    }),
+    templates: createTemplates({ db, renderer: createRenderer() }),
+    emails,
+  });
+  const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
+
+  return {
+    emails: createClient(EmailsService, transport),
+    db,
+    sink,
+    provider,
+    startDispatcher(overrides = {}) {
+      const dispatcher = createDispatcher({
+        db,
+        logger,
+        provider,
+        encryptionKey: testEncryptionKey,
+        ...testDispatcherOptions,
+        ...overrides,
+      });
+      dispatchers.push(dispatcher);
+      dispatcher.start();
+      return dispatcher;
+    },
+    async addDomain(projectId, options = {}) {
+      const id = randomUUID();
+      const domain = `mail-${id.slice(0, 8)}.example.com`;
+      const selector = "herald-test";
+      await db.domain.create({
+        data: {
+          id,
+          projectId,
+          domain,
+          selector,
+          publicKey: keys.publicKey,
+          privateKeyEncrypted: encryptPrivateKey(testEncryptionKey, keys.privateKeyPem, id),
+          verified: options.verified ?? true,
+          dkimStatus: options.verified === false ? "pending" : "verified",
+        },
+      });
+      records.set(`${selector}._domainkey.${domain}`, keys.publicKey);
+      return { domain, selector, publicKey: keys.publicKey };
+    },
+    async resolver(name, type) {
+      const publicKey = records.get(name.toLowerCase());
+      if (type === "TXT" && publicKey) return [[`v=DKIM1; k=rsa; p=${publicKey}`]];
+      throw Object.assign(new Error(`no ${type} record at ${name}`), { code: "ENOTFOUND" });
+    },
+    async stop() {
+      await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+      await server.close(100);
+      await provider.close();
+      await sink.stop();
+      await db.$disconnect();
+      await database.drop();
+    },
+  };
+}
+
+export interface PublishedEmailActivity {
+  envelope: EventEnvelope;
+  activity: EmailActivity | undefined;
+  topic: string;
+  key: string;
+}
+
+/** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
+export async function emailActivityOf(db: Db, projectId: string): Promise<PublishedEmailActivity[]> {
+  const rows = await db.outboxEvent.findMany({ orderBy: { id: "asc" } });
+  return rows
+    .map((row) => {
+      const envelope = decodeEnvelope(row.payload);
+      return { envelope, activity: payloadOf(envelope, EmailActivitySchema), topic: row.topic, key: row.key };
+    })
+    .filter((event) => event.envelope.projectId === projectId);
+}
+
+/** Polls until the check passes, for work that happens in the background (the dispatcher). */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export const newProjectId = () => randomUUID();
+
+export const randomRecipient = (label = "rcpt") => `${label}-${randomUUID()}@example.org`;
