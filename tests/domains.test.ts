@@ -4,6 +4,7 @@ import pg from "pg";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { decryptPrivateKey } from "../services/delivery/src/domains/dkim-keys.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
+import type { ErrorBody } from "./support/resources.js";
 
 const { stack, dns: dnsServer, dkimEncryptionKey, domainCheckIntervalMs } = inject("herald");
 const call = restClient(stack.gatewayUrl);
@@ -28,11 +29,6 @@ type Domain = {
   verifiedAt: string | null;
   createdAt: string;
   updatedAt: string;
-};
-type ErrorBody = {
-  success: false;
-  error: { code: string; message: string; statusCode: number; requestId: string; errors?: Array<{ field: string; code: string }> };
-  timestamp: string;
 };
 
 /** A name under .test (RFC 2606): each test its own, as the DNS server is shared by the whole run. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { testDnsClient } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
+import type { ErrorBody } from "./support/resources.js";
 
 const { stack, dns: dnsServer } = inject("herald");
 const call = restClient(stack.gatewayUrl);
@@ -22,18 +23,6 @@ type Template = {
   updatedAt: string;
 };
 type Page = { data: Template[]; page: number; pageSize: number; total: number; totalPages: number };
-type ErrorBody = {
-  success: false;
-  error: {
-    code: string;
-    message: string;
-    statusCode: number;
-    requestId: string;
-    errors?: Array<{ field: string; message: string; code: string }>;
-    details?: Record<string, string>;
-  };
-  timestamp: string;
-};
 type DomainJson = { id: string; verified: boolean; records: Array<{ purpose: string; name: string; value: string }> };
 
 const uniqueDomain = (label: string) => `${label}-${randomUUID().slice(0, 8)}.herald.test`;

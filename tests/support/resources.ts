@@ -21,6 +21,7 @@ export type ErrorBody = {
     statusCode: number;
     requestId: string;
     errors?: Array<{ field: string; code: string; message: string; received?: unknown }>;
+    details?: Record<string, unknown>;
   };
   timestamp: string;
 };

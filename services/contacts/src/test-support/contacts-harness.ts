@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
-import { decodeEnvelope, type EventEnvelope, payloadOf } from "@herald/kafka";
 import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
-import { type ContactEvent, ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
-import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
+import { createTestDatabase, type PublishedEvent, publishedEvents, type TestDatabase } from "@herald/testing";
 import { loadConfig } from "../config.js";
 import { createKnownFields, type KnownFields } from "../contacts/known-fields.js";
 import { createDatabase, type Db, type SqlPool } from "../db/client.js";
@@ -123,31 +122,10 @@ export const newProjectId = () => randomUUID();
 
 export { expectFailure } from "@herald/testing";
 
-export interface PublishedContactEvent {
-  envelope: EventEnvelope;
-  payload: ContactEvent | undefined;
-  topic: string;
-  key: string;
-}
+export type PublishedContactEvent = PublishedEvent<typeof ContactEventSchema>;
 
 /** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
-export async function outboxOf(db: Db, projectId: string): Promise<PublishedContactEvent[]> {
-  const rows = await db.outboxEvent.findMany({ orderBy: { id: "asc" } });
-  return rows
-    .map((row) => {
-      const envelope = decodeEnvelope(row.payload);
-      return { envelope, payload: payloadOf(envelope, ContactEventSchema), topic: row.topic, key: row.key };
-    })
-    .filter((event) => event.envelope.projectId === projectId);
-}
+export const outboxOf = async (db: Db, projectId: string): Promise<PublishedContactEvent[]> =>
+  publishedEvents(await db.outboxEvent.findMany({ orderBy: { id: "asc" } }), projectId, ContactEventSchema);
 
-/** Polls until the check passes, for work that happens in the background (jobs). */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { eventually } from "@herald/testing";

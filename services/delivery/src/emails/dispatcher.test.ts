@@ -93,11 +93,11 @@ describe("the send queue", () => {
     const verification = await dkimVerify(Buffer.from(received?.raw ?? ""), { resolver: harness.resolver, strict: true });
     expect(verification.results.map((result) => result.status?.result)).toEqual(["pass"]);
 
-    const events = (await emailActivityOf(harness.db, projectId)).filter((event) => event.activity?.emailId === emailId);
+    const events = (await emailActivityOf(harness.db, projectId)).filter((event) => event.payload?.emailId === emailId);
     expect(events.map((event) => event.envelope.type)).toEqual(["email.sent"]);
     expect(events[0]).toMatchObject({ topic: "herald.email-activity.v1", key: contactId });
     expect(events[0]?.envelope.contactId).toBe(contactId);
-    expect(events[0]?.activity).toMatchObject({
+    expect(events[0]?.payload).toMatchObject({
       recipient: to,
       category: EmailCategory.TRANSACTIONAL,
       messageId: email.messageId,
@@ -136,7 +136,7 @@ describe("the send queue", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(harness.sink.messages(to)).toHaveLength(1);
     const types = (await emailActivityOf(harness.db, projectId))
-      .filter((event) => event.activity?.emailId === emailId)
+      .filter((event) => event.payload?.emailId === emailId)
       .map((event) => event.envelope.type);
     expect(types.at(-1)).toBe("email.sent");
     expect(types.filter((type) => type === "email.sent")).toHaveLength(1);
@@ -152,7 +152,7 @@ describe("the send queue", () => {
     expect(failed.attempts).toBe(4);
     expect(failed.lastError).toMatch(/^gave up after 4 attempts: 452/);
     const types = (await emailActivityOf(harness.db, projectId))
-      .filter((event) => event.activity?.emailId === emailId)
+      .filter((event) => event.payload?.emailId === emailId)
       .map((event) => event.envelope.type);
     expect(types).toEqual(["email.deferred", "email.deferred", "email.deferred", "email.failed"]);
     // Full mailboxes are not the address's fault: nothing is suppressed.
@@ -168,9 +168,9 @@ describe("the send queue", () => {
     expect(bounced.lastError).toContain("550");
     expect(harness.sink.messages(to)).toEqual([]);
     expect(await harness.db.suppression.findMany({ where: { projectId, email: to } })).toMatchObject([{ reason: "bounce", emailId }]);
-    const events = (await emailActivityOf(harness.db, projectId)).filter((event) => event.activity?.emailId === emailId);
+    const events = (await emailActivityOf(harness.db, projectId)).filter((event) => event.payload?.emailId === emailId);
     expect(events.map((event) => event.envelope.type)).toEqual(["email.bounce"]);
-    expect(events[0]?.activity?.reason).toContain("550");
+    expect(events[0]?.payload?.reason).toContain("550");
 
     harness.sink.acceptRecipient(to);
     const refused = await expectFailure(enqueue(projectId, domain, to.toUpperCase()), Code.FailedPrecondition, "RECIPIENT_SUPPRESSED");
@@ -193,7 +193,7 @@ describe("the send queue", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(harness.sink.messages(to)).toEqual([]);
     const types = (await emailActivityOf(harness.db, projectId))
-      .filter((event) => event.activity?.emailId === emailId)
+      .filter((event) => event.payload?.emailId === emailId)
       .map((event) => event.envelope.type);
     expect(types).toEqual(["email.failed"]);
   });
@@ -330,7 +330,7 @@ describe("crash safety", () => {
     // One email.sent per email, whatever was sent twice.
     const sent = (await emailActivityOf(harness.db, projectId)).filter((event) => event.envelope.type === "email.sent");
     expect(sent).toHaveLength(total);
-    expect(new Set(sent.map((event) => event.activity?.emailId))).toEqual(new Set(ids));
+    expect(new Set(sent.map((event) => event.payload?.emailId))).toEqual(new Set(ids));
   }, 180_000);
 
   it("lets two dispatchers share the queue without sending an email twice", async () => {

@@ -1,13 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
-import { decodeEnvelope, type EventEnvelope, payloadOf } from "@herald/kafka";
 import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { type EmailActivity, EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
+import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { createRenderer } from "@herald/rendering";
-import { createTestDatabase, startTestSmtpSink, type TestDatabase, type TestSmtpSink } from "@herald/testing";
+import {
+  createTestDatabase,
+  type PublishedEvent,
+  publishedEvents,
+  startTestSmtpSink,
+  type TestDatabase,
+  type TestSmtpSink,
+} from "@herald/testing";
 import { createDb, type Db } from "../db/client.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { createDomains } from "../domains/domains.js";
@@ -143,34 +149,13 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   };
 }
 
-export interface PublishedEmailActivity {
-  envelope: EventEnvelope;
-  activity: EmailActivity | undefined;
-  topic: string;
-  key: string;
-}
+export type PublishedEmailActivity = PublishedEvent<typeof EmailActivitySchema>;
 
 /** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
-export async function emailActivityOf(db: Db, projectId: string): Promise<PublishedEmailActivity[]> {
-  const rows = await db.outboxEvent.findMany({ orderBy: { id: "asc" } });
-  return rows
-    .map((row) => {
-      const envelope = decodeEnvelope(row.payload);
-      return { envelope, activity: payloadOf(envelope, EmailActivitySchema), topic: row.topic, key: row.key };
-    })
-    .filter((event) => event.envelope.projectId === projectId);
-}
+export const emailActivityOf = async (db: Db, projectId: string): Promise<PublishedEmailActivity[]> =>
+  publishedEvents(await db.outboxEvent.findMany({ orderBy: { id: "asc" } }), projectId, EmailActivitySchema);
 
-/** Polls until the check passes, for work that happens in the background (the dispatcher). */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { eventually } from "@herald/testing";
 
 export const newProjectId = () => randomUUID();
 
