@@ -1,29 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
-import { createEnvelope, createKafka, encodeEnvelope, ensureTopics, topics } from "@herald/kafka";
+import { createKafka } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
-import { ProjectLifecycleSchema } from "@herald/proto/herald/events/v1/project_lifecycle_pb";
-import type { Producer } from "kafkajs";
+import { type LifecycleAnnouncer, startLifecycleAnnouncer } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type ContactsHarness, eventually, newProjectId, randomEmail, startContacts } from "../test-support/contacts-harness.js";
 import { createProjectLifecycleConsumer } from "./project-lifecycle-consumer.js";
 
 describe("the project-lifecycle consumer", () => {
   let harness: ContactsHarness;
-  let producer: Producer;
+  let lifecycle: LifecycleAnnouncer;
   let consumer: ReturnType<typeof createProjectLifecycleConsumer>;
 
   beforeAll(async () => {
     const herald = inject("herald");
     harness = await startContacts(herald);
     const kafka = createKafka({ clientId: "contacts-lifecycle-test", brokers: herald.kafkaBrokers });
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, [topics.projectLifecycle]);
-    await admin.disconnect();
-    producer = kafka.producer();
-    await producer.connect();
+    lifecycle = await startLifecycleAnnouncer(herald.kafkaBrokers);
     // A group of its own: the shared stack's contacts service consumes this topic too, for its own database.
     consumer = createProjectLifecycleConsumer({
       kafka,
@@ -37,31 +30,11 @@ describe("the project-lifecycle consumer", () => {
 
   afterAll(async () => {
     await consumer?.stop();
-    await producer?.disconnect();
+    await lifecycle?.stop();
     await harness?.stop();
   });
 
-  const announce = (type: string, projectId: string, occurredAt = new Date()) =>
-    producer.send({
-      topic: topics.projectLifecycle,
-      messages: [
-        {
-          key: projectId,
-          value: Buffer.from(
-            encodeEnvelope(
-              createEnvelope({
-                type,
-                projectId,
-                source: "identity",
-                occurredAt,
-                payloadSchema: ProjectLifecycleSchema,
-                payload: create(ProjectLifecycleSchema, { projectId }),
-              }),
-            ),
-          ),
-        },
-      ],
-    });
+  const announce = (type: string, projectId: string, occurredAt?: Date) => lifecycle.announce(type, projectId, occurredAt);
 
   async function populate(projectId: string) {
     for (let index = 0; index < 3; index++) {

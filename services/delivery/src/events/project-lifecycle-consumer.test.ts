@@ -1,29 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
-import { createEnvelope, createKafka, encodeEnvelope, ensureTopics, topics } from "@herald/kafka";
+import { createKafka } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { EmailStatus } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { ProjectLifecycleSchema } from "@herald/proto/herald/events/v1/project_lifecycle_pb";
-import type { Producer } from "kafkajs";
+import { type LifecycleAnnouncer, startLifecycleAnnouncer } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type DeliveryHarness, eventually, newProjectId, randomRecipient, startDelivery } from "../test-support/delivery-harness.js";
 import { createProjectLifecycleConsumer } from "./project-lifecycle-consumer.js";
 
 describe("delivery's project-lifecycle consumer", () => {
   let harness: DeliveryHarness;
-  let producer: Producer;
+  let lifecycle: LifecycleAnnouncer;
   let consumer: ReturnType<typeof createProjectLifecycleConsumer>;
 
   beforeAll(async () => {
     const herald = inject("herald");
     harness = await startDelivery(herald);
     const kafka = createKafka({ clientId: "delivery-lifecycle-test", brokers: herald.kafkaBrokers });
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, [topics.projectLifecycle]);
-    await admin.disconnect();
-    producer = kafka.producer();
-    await producer.connect();
+    lifecycle = await startLifecycleAnnouncer(herald.kafkaBrokers);
     // A group of its own: the shared stack's delivery service consumes this topic too, for its own database.
     consumer = createProjectLifecycleConsumer({
       kafka,
@@ -37,30 +30,11 @@ describe("delivery's project-lifecycle consumer", () => {
 
   afterAll(async () => {
     await consumer?.stop();
-    await producer?.disconnect();
+    await lifecycle?.stop();
     await harness?.stop();
   });
 
-  const announce = (type: string, projectId: string) =>
-    producer.send({
-      topic: topics.projectLifecycle,
-      messages: [
-        {
-          key: projectId,
-          value: Buffer.from(
-            encodeEnvelope(
-              createEnvelope({
-                type,
-                projectId,
-                source: "identity",
-                payloadSchema: ProjectLifecycleSchema,
-                payload: create(ProjectLifecycleSchema, { projectId }),
-              }),
-            ),
-          ),
-        },
-      ],
-    });
+  const announce = (type: string, projectId: string, occurredAt?: Date) => lifecycle.announce(type, projectId, occurredAt);
 
   async function populate(projectId: string) {
     const domain = await harness.addDomain(projectId);
