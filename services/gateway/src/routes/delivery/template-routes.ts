@@ -87,6 +87,18 @@ const Text = Type.String({ maxLength: 1_000_000 });
 const OptionalText = Type.Optional(Type.Union([Text, Type.Null()]));
 const SimpleError = Type.Object({ error: Type.String() });
 
+/** The fields of POST and PATCH alike: every one optional here, the required ones checked by the route and the service. */
+const TemplateFields = Type.Object({
+  name: Type.Optional(Text),
+  description: OptionalText,
+  subject: Type.Optional(Text),
+  body: Type.Optional(Text),
+  from: OptionalText,
+  fromName: OptionalText,
+  replyTo: OptionalText,
+  type: Type.Optional(TemplateTypeSchema),
+});
+
 export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { templates } = deps.upstreams;
@@ -147,16 +159,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       schema: {
         tags,
         summary: "Create a template (201); the sender's domain must be verified for the project",
-        body: Type.Object({
-          name: Type.Optional(Text),
-          description: OptionalText,
-          subject: Type.Optional(Text),
-          body: Type.Optional(Text),
-          from: OptionalText,
-          fromName: OptionalText,
-          replyTo: OptionalText,
-          type: Type.Optional(TemplateTypeSchema),
-        }),
+        body: TemplateFields,
         response: { 201: TemplateSchema, 400: SimpleError },
       },
     },
@@ -193,16 +196,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
         tags,
         summary: "Change the fields sent; a new sender or Liquid is checked again. null clears description, fromName, replyTo",
         params: TemplateId,
-        body: Type.Object({
-          name: Type.Optional(Text),
-          description: OptionalText,
-          subject: Type.Optional(Text),
-          body: Type.Optional(Text),
-          from: OptionalText,
-          fromName: OptionalText,
-          replyTo: OptionalText,
-          type: Type.Optional(TemplateTypeSchema),
-        }),
+        body: TemplateFields,
         response: { 200: TemplateSchema, 400: SimpleError },
       },
     },
