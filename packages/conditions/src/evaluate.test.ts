@@ -182,7 +182,8 @@ describe("evaluateCondition on events", () => {
     ["signup", ago(10 * day)],
     ["order.completed", ago(2 * hour)],
     ["order.completed", ago(3 * day)],
-    ["email.opened", ago(day)],
+    // What the shorthand email.opened reads: the event email activity is recorded as.
+    ["email.open", ago(day)],
   ];
   const someone = subject({ events });
 

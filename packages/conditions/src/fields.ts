@@ -18,8 +18,21 @@ const standardFieldTypes: Record<StandardField, FieldType> = {
   updatedAt: "date",
 };
 
-/** The kinds of email activity, tracked as events named `email.<kind>`. */
+/** The kinds of email activity a filter names as `email.<kind>`. */
 export const emailActivityKinds = ["sent", "delivered", "opened", "clicked", "bounced", "complained"] as const;
+
+/**
+ * The contact event each kind is recorded as: the type delivery publishes on
+ * herald.email-activity.v1, which the contacts service stores as the event's name.
+ */
+export const emailActivityEvents: Record<(typeof emailActivityKinds)[number], string> = {
+  sent: "email.sent",
+  delivered: "email.delivery",
+  opened: "email.open",
+  clicked: "email.click",
+  bounced: "email.bounce",
+  complained: "email.complaint",
+};
 
 const fieldTypes: readonly FieldType[] = ["string", "number", "boolean", "date"];
 
@@ -46,7 +59,9 @@ export function parseField(name: string): FieldRef | undefined {
     case "event":
       return { kind: "event", name: rest };
     case "email":
-      return (emailActivityKinds as readonly string[]).includes(rest) ? { kind: "event", name } : undefined;
+      return Object.hasOwn(emailActivityEvents, rest)
+        ? { kind: "event", name: emailActivityEvents[rest as keyof typeof emailActivityEvents] }
+        : undefined;
     case "segment":
       return { kind: "segment", id: rest };
     default:

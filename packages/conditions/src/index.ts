@@ -3,7 +3,7 @@ export { compileCondition } from "./compile-sql.js";
 export { ConditionError } from "./condition-error.js";
 export { isIsoDate, timeUnits } from "./dates.js";
 export { evaluateCondition } from "./evaluate.js";
-export { emailActivityKinds } from "./fields.js";
+export { emailActivityEvents, emailActivityKinds } from "./fields.js";
 export { eventOperators, operatorAliases, operators, operatorsByType, segmentOperators } from "./operators.js";
 export { referencesOf } from "./references.js";
 export { maxInlinedFilters } from "./segments.js";

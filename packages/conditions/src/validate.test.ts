@@ -279,7 +279,7 @@ describe("referencesOf", () => {
     if (!result.ok) throw new Error("the tree is valid");
     expect(referencesOf(result.tree)).toEqual({
       fields: ["address", "plan"],
-      events: ["email.opened", "order.completed"],
+      events: ["email.open", "order.completed"],
       segments: [segmentA, segmentB],
     });
   });

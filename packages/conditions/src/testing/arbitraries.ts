@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { timeUnits } from "../dates.js";
-import { emailActivityKinds } from "../fields.js";
+import { emailActivityEvents, emailActivityKinds } from "../fields.js";
 import { eventOperators, operatorsByType } from "../operators.js";
 import type { ConditionSubject, ConditionTree, FieldType, JsonObject, JsonValue, Operator, SegmentDefinition, TimeUnit } from "../types.js";
 
@@ -88,7 +88,12 @@ const dateLookalikes = [
   "20240101",
   "٢٠٢٤-٠١-٠١",
 ];
-const eventNames = ["signup", "order.completed", "Signup", ...emailActivityKinds.slice(0, 3).map((kind) => `email.${kind}`)];
+const customEvents = ["signup", "order.completed", "Signup"];
+const activityKinds = emailActivityKinds.slice(0, 3);
+/** Stored event names: custom ones and the events email activity is recorded as. */
+const eventNames = [...customEvents, ...activityKinds.map((kind) => emailActivityEvents[kind])];
+/** The fields that filter on them: `event.<name>`, and the `email.<kind>` shorthand. */
+const eventFields = [...customEvents.map((name) => `event.${name}`), ...activityKinds.map((kind) => `email.${kind}`)];
 const emails = [
   "ann@example.com",
   "bob@example.com",
@@ -248,7 +253,7 @@ function standardFilter(options: TreeOptions): fc.Arbitrary<Record<string, unkno
 }
 
 function eventFilter(): fc.Arbitrary<Record<string, unknown>> {
-  const field = fc.constantFrom(...eventNames).map((name) => (name.startsWith("email.") ? name : `event.${name}`));
+  const field = fc.constantFrom(...eventFields);
   return fc.tuple(field, fc.constantFrom(...eventOperators)).chain(([name, operator]): fc.Arbitrary<Record<string, unknown>> => {
     if (operator === "triggered" || operator === "notTriggered") return fc.constant({ field: name, operator });
     if (operator.includes("Within") || operator === "triggeredOlderThan") return window.map((rest) => ({ field: name, operator, ...rest }));
