@@ -1,18 +1,50 @@
 // `npm start`: infrastructure where none answers, then every service, then the gateway.
-// Ctrl-C stops the services and whatever infrastructure this run started.
+// Without SMTP_URL (and not sending through SES) a development mail sink catches what is sent.
+// Ctrl-C stops the services, the mail sink and whatever infrastructure this run started.
 import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureInfrastructure } from "@herald/devinfra";
+import { ensureInfrastructure, type MailSink, startMailSink } from "@herald/devinfra";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const services = ["identity", "contacts", "delivery", "campaigns", "automation", "gateway"];
 
-const infra = await ensureInfrastructure({ root, log: (message) => console.log(`herald: ${message}`) });
+const log = (message: string) => console.log(`herald: ${message}`);
+
+/** A variable of the environment, unset when empty. */
+const setting = (name: string): string | undefined => process.env[name]?.trim() || undefined;
+
+/** A port from the environment: MAIL_SINK_SMTP_PORT, MAIL_SINK_WEB_PORT (0 takes any free port). */
+function portOf(name: string, fallback: number): number {
+  const value = setting(name) ?? String(fallback);
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`herald: ${name} must be a port number, not ${JSON.stringify(value)}`);
+    process.exit(2);
+  }
+  return port;
+}
+// The services send through SMTP_URL, or through SES: only when neither is set is there mail to catch.
+const wantsMailSink = setting("SMTP_URL") === undefined && setting("MAIL_PROVIDER") !== "ses";
+const mailSinkPorts = wantsMailSink ? { smtp: portOf("MAIL_SINK_SMTP_PORT", 1025), web: portOf("MAIL_SINK_WEB_PORT", 8025) } : undefined;
+
+const infra = await ensureInfrastructure({ root, log });
+let mailSink: MailSink | undefined;
+if (mailSinkPorts) {
+  try {
+    mailSink = await startMailSink({ dir: join(root, ".herald", "mail"), smtpPort: mailSinkPorts.smtp, httpPort: mailSinkPorts.web, log });
+  } catch (error) {
+    console.error(`herald: the development mail sink did not start: ${String(error)}`);
+    await infra.stop();
+    process.exit(1);
+  }
+}
 const env = {
   ...process.env,
   DATABASE_URL: infra.databaseUrl,
   REDIS_URL: infra.redisUrl,
   KAFKA_BROKERS: infra.kafkaBrokers.join(","),
+  ...(mailSink ? { SMTP_URL: mailSink.smtpUrl } : {}),
 };
 const gatewayUrl = `http://localhost:${env.GATEWAY_PORT ?? "8080"}`;
 
@@ -26,7 +58,7 @@ async function stopAll(code: number): Promise<never> {
   );
   for (const child of children.values()) child.kill("SIGTERM");
   await Promise.all(exits);
-  await infra.stop();
+  await Promise.all([mailSink?.stop(), infra.stop()]);
   process.exit(code);
 }
 
@@ -55,4 +87,7 @@ for (;;) {
   }
   await new Promise((resolve) => setTimeout(resolve, 250));
 }
-console.log(`\nherald: all services are up. Gateway: ${gatewayUrl}  (try: curl ${gatewayUrl}/health)  Ctrl-C stops everything.\n`);
+const caughtMail = mailSink ? `\nherald: caught mail: ${mailSink.webUrl} (files in .herald/mail)` : "";
+console.log(
+  `\nherald: all services are up. Gateway: ${gatewayUrl}  (try: curl ${gatewayUrl}/health)  Ctrl-C stops everything.${caughtMail}\n`,
+);
