@@ -4,6 +4,7 @@ import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf,
 import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { createDatabase } from "./db/client.js";
+import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createThrottledNudge } from "./events/outbox-nudge.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createJobWorker } from "./jobs/job-worker.js";
@@ -32,7 +33,7 @@ try {
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.contactEvents, topics.projectLifecycle]);
+  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
   const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
   const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
@@ -63,6 +64,14 @@ try {
     logger,
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
+  const emailActivity = createEmailActivityConsumer({
+    kafka,
+    db,
+    logger,
+    nudgeOutbox,
+    contactsChanged: membershipWatch.contactsChanged,
+    groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
+  });
   const server = build({
     db,
     pool: database.pool,
@@ -78,11 +87,13 @@ try {
   worker.start();
   membershipWatch.start();
   await lifecycle.start();
+  await emailActivity.start();
   const port = await server.listen(portOfUrl(config.CONTACTS_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => server.close(),
     () => lifecycle.stop(),
+    () => emailActivity.stop(),
     () => worker.stop(),
     () => membershipWatch.stop(),
     () => relay.stop(),
