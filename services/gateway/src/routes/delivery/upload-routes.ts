@@ -1,0 +1,106 @@
+import { ConnectError } from "@connectrpc/connect";
+import multipart from "@fastify/multipart";
+import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { connectErrorToHttp, errorDetailOf } from "@herald/errors";
+import type { Image } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
+import type { FastifyInstance } from "fastify";
+import { projectOf } from "../../auth/authenticate.js";
+import { HttpProblem } from "../../http/errors.js";
+import type { Upstreams } from "../../upstreams.js";
+
+/**
+ * The most this gateway reads of one upload. The delivery service holds the real limit
+ * (UPLOAD_MAX_BYTES, 5 MB by default, never above this) and answers PAYLOAD_TOO_LARGE past it.
+ */
+export const uploadCeilingBytes = 25 * 1024 * 1024;
+
+/** An uploaded image never changes under its URL: a new upload gets a new id. */
+const immutable = "public, max-age=31536000, immutable";
+
+const ImageSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  contentType: Type.String(),
+  size: Type.Integer(),
+});
+
+const payloadTooLarge = (message: string, details?: Record<string, unknown>) =>
+  new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message, ...(details ? { details } : {}) });
+
+export async function registerUploadRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; publicUrl: string }): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { uploads } = deps.upstreams;
+  const base = deps.publicUrl.replace(/\/+$/, "");
+  const tags = ["Uploads"];
+  // The CSV import registers the multipart parser already; each route sets its own limits per request.
+  if (!app.hasRequestDecorator("isMultipart")) await app.register(multipart);
+
+  api.post(
+    "/uploads/image",
+    {
+      config: { auth: "project" },
+      schema: {
+        tags,
+        summary: "Upload a PNG, JPEG, GIF or WebP image (multipart part `file`, 5 MB by default); answers its public URL (201)",
+        consumes: ["multipart/form-data"],
+        response: { 201: ImageSchema },
+      },
+    },
+    async (request, reply) => {
+      const file = request.isMultipart() ? await request.file({ limits: { fileSize: uploadCeilingBytes, files: 1 } }) : undefined;
+      if (file?.fieldname !== "file") {
+        throw new HttpProblem({
+          statusCode: 400,
+          code: "INVALID_FILE",
+          message: "Send the image as multipart/form-data in a part named file",
+        });
+      }
+      let data: Buffer;
+      try {
+        data = await file.toBuffer();
+      } catch (error) {
+        if ((error as { code?: string }).code !== "FST_REQ_FILE_TOO_LARGE") throw error;
+        throw payloadTooLarge(`The image is larger than the ${uploadCeilingBytes / (1024 * 1024)} MB this server reads`);
+      }
+      let image: Image | undefined;
+      try {
+        image = (await uploads.uploadImage({ projectId: projectOf(request), data })).image;
+      } catch (error) {
+        // InvalidArgument would read as 400: a size refusal is the 413 a client and its proxies expect.
+        if (error instanceof ConnectError && errorDetailOf(error)?.code === "PAYLOAD_TOO_LARGE") {
+          const problem = connectErrorToHttp(error);
+          throw payloadTooLarge(problem.message, problem.details);
+        }
+        throw error;
+      }
+      if (!image) throw new Error("the delivery service answered without an image");
+      return reply.status(201).send({
+        id: image.id,
+        url: `${base}/uploads/${image.path}`,
+        contentType: image.contentType,
+        size: image.size,
+      });
+    },
+  );
+
+  api.get(
+    "/uploads/:projectId/:fileName",
+    {
+      config: { auth: "none" },
+      schema: {
+        tags,
+        summary: "An uploaded image, public: anyone with the URL (an email's recipient) may load it",
+        params: Type.Object({ projectId: Type.String(), fileName: Type.String() }),
+      },
+    },
+    async (request, reply) => {
+      const { image, data } = await uploads.getImage({ projectId: request.params.projectId, fileName: request.params.fileName });
+      if (!image) throw new Error("the delivery service answered without an image");
+      return reply
+        .header("content-type", image.contentType)
+        .header("cache-control", immutable)
+        .header("x-content-type-options", "nosniff")
+        .send(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    },
+  );
+}
