@@ -1,0 +1,147 @@
+import type { Db } from "./client.js";
+import type { Tx } from "./emails.js";
+import type { EmailActivity, Prisma } from "./generated/client.js";
+
+export type ActivityRow = EmailActivity;
+
+export interface NewActivityRow {
+  id: string;
+  projectId: string;
+  emailId: string;
+  contactId: string | null;
+  type: string;
+  recipient: string;
+  url: string | null;
+  reason: string | null;
+  campaignId: string | null;
+  workflowId: string | null;
+  category: string;
+  occurredAt: Date;
+}
+
+export interface ActivityFilter {
+  /** Any of these types; empty: every type. */
+  types: readonly string[];
+  emailId?: string;
+  contactId?: string;
+}
+
+/** Only ever called by writeEmailActivity, beside the outbox row of the same event. */
+export async function insertActivity(tx: Tx, row: NewActivityRow): Promise<void> {
+  // createMany: no RETURNING of a row nobody reads, on the dispatcher's path.
+  await tx.emailActivity.createMany({ data: row });
+}
+
+const whereOf = (projectId: string, filter: ActivityFilter): Prisma.EmailActivityWhereInput => ({
+  projectId,
+  ...(filter.types.length > 0 ? { type: { in: [...filter.types] } } : {}),
+  ...(filter.emailId ? { emailId: filter.emailId } : {}),
+  ...(filter.contactId ? { contactId: filter.contactId } : {}),
+});
+
+/** Newest first; `before` continues after the last row of the previous page (keyset paging, stable under new rows). */
+export function listActivity(
+  db: Db,
+  projectId: string,
+  query: { filter: ActivityFilter; before: { occurredAt: Date; id: string } | undefined; limit: number },
+): Promise<ActivityRow[]> {
+  const { before } = query;
+  return db.emailActivity.findMany({
+    where: {
+      ...whereOf(projectId, query.filter),
+      ...(before ? { OR: [{ occurredAt: { lt: before.occurredAt } }, { occurredAt: before.occurredAt, id: { lt: before.id } }] } : {}),
+    },
+    orderBy: [{ occurredAt: "desc" }, { id: "desc" }],
+    take: query.limit,
+  });
+}
+
+export const countActivity = (db: Db, projectId: string, filter: ActivityFilter): Promise<number> =>
+  db.emailActivity.count({ where: whereOf(projectId, filter) });
+
+export const countActivitySince = (db: Db, projectId: string, since: Date, types: readonly string[]): Promise<number> =>
+  db.emailActivity.count({ where: { ...whereOf(projectId, { types }), occurredAt: { gte: since } } });
+
+export interface TypeCounts {
+  type: string;
+  total: number;
+  last24Hours: number;
+  last7Days: number;
+  last30Days: number;
+  lastSeenAt: Date;
+}
+
+/** Per type present in the project: all-time and recent counts, and when it last happened. */
+export async function countByType(db: Db, projectId: string, now: Date): Promise<TypeCounts[]> {
+  const day = 86_400_000;
+  const rows = await db.$queryRaw<
+    Array<{ type: string; total: bigint; last_24_hours: bigint; last_7_days: bigint; last_30_days: bigint; last_seen_at: Date }>
+  >`
+    SELECT type, count(*) AS total,
+      count(*) FILTER (WHERE occurred_at >= ${new Date(now.getTime() - day)}) AS last_24_hours,
+      count(*) FILTER (WHERE occurred_at >= ${new Date(now.getTime() - 7 * day)}) AS last_7_days,
+      count(*) FILTER (WHERE occurred_at >= ${new Date(now.getTime() - 30 * day)}) AS last_30_days,
+      max(occurred_at) AS last_seen_at
+    FROM email_activity
+    WHERE project_id = ${projectId}::uuid
+    GROUP BY type
+    ORDER BY count(*) DESC, type`;
+  return rows.map((row) => ({
+    type: row.type,
+    total: Number(row.total),
+    last24Hours: Number(row.last_24_hours),
+    last7Days: Number(row.last_7_days),
+    last30Days: Number(row.last_30_days),
+    lastSeenAt: row.last_seen_at,
+  }));
+}
+
+export interface EmailCounts {
+  /** Emails handed to a provider: accepted (email.sent) or refused for good at once (email.bounce without email.sent). */
+  sent: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+}
+
+/** Distinct emails that reached each step: repeated opens or clicks of one email count once. */
+export async function countEmailsByOutcome(db: Db, projectId: string): Promise<EmailCounts> {
+  const [row] = await db.$queryRaw<Array<Record<keyof EmailCounts, bigint>>>`
+    SELECT count(DISTINCT email_id) FILTER (WHERE type IN ('email.sent', 'email.bounce')) AS sent,
+      count(DISTINCT email_id) FILTER (WHERE type = 'email.open') AS opened,
+      count(DISTINCT email_id) FILTER (WHERE type = 'email.click') AS clicked,
+      count(DISTINCT email_id) FILTER (WHERE type = 'email.bounce') AS bounced,
+      count(DISTINCT email_id) FILTER (WHERE type = 'email.complaint') AS complained
+    FROM email_activity
+    WHERE project_id = ${projectId}::uuid
+      AND type IN ('email.sent', 'email.bounce', 'email.open', 'email.click', 'email.complaint')`;
+  return {
+    sent: Number(row?.sent ?? 0),
+    opened: Number(row?.opened ?? 0),
+    clicked: Number(row?.clicked ?? 0),
+    bounced: Number(row?.bounced ?? 0),
+    complained: Number(row?.complained ?? 0),
+  };
+}
+
+/** Events of these types in [from, to), counted per bucket: the bucket is floor(epoch / bucketMs), so buckets are UTC-aligned. */
+export async function countPerBucket(
+  db: Db,
+  projectId: string,
+  query: { from: Date; to: Date; bucketMs: number; types: readonly string[] },
+): Promise<Array<{ bucket: number; type: string; count: number }>> {
+  const rows = await db.$queryRaw<Array<{ bucket: bigint; type: string; count: bigint }>>`
+    SELECT floor(extract(epoch FROM occurred_at) * 1000 / ${query.bucketMs}::double precision)::bigint AS bucket, type, count(*) AS count
+    FROM email_activity
+    WHERE project_id = ${projectId}::uuid AND type = ANY(${[...query.types]}::text[])
+      AND occurred_at >= ${query.from} AND occurred_at < ${query.to}
+    GROUP BY 1, 2`;
+  return rows.map((row) => ({ bucket: Number(row.bucket), type: row.type, count: Number(row.count) }));
+}
+
+/** A reset or deleted project's activity. */
+export async function deleteProjectActivity(tx: Tx, projectId: string): Promise<number> {
+  const { count } = await tx.emailActivity.deleteMany({ where: { projectId } });
+  return count;
+}
