@@ -84,21 +84,16 @@ export function createEventConsumer<Tx extends SqlClient>(options: {
 
   return {
     async start() {
-      // A broker that has just started (or just created the topics or its group
-      // coordinator) answers some requests with retriable errors for a few seconds.
-      const deadline = Date.now() + startTimeoutMs;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await startOnce();
-          return;
-        } catch (error) {
+      await startWithRetries({
+        start: startOnce,
+        reset: async () => {
           await consumer?.disconnect().catch(() => {});
           consumer = undefined;
-          if (!isRetriable(error) || Date.now() > deadline) throw error;
-          logger.warn({ err: error, groupId, attempt }, "event consumer could not start yet; retrying");
-          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
-        }
-      }
+        },
+        logger,
+        groupId,
+        what: "event consumer",
+      });
     },
     async stop() {
       await consumer?.disconnect();
@@ -108,6 +103,32 @@ export function createEventConsumer<Tx extends SqlClient>(options: {
 }
 
 const startTimeoutMs = 60_000;
+
+/**
+ * Starts a consumer, retrying for up to a minute while the broker answers with retriable
+ * errors: a broker that has just started (or just created the topics or its group
+ * coordinator) does so for a few seconds. `reset` drops the half-started consumer.
+ */
+export async function startWithRetries(options: {
+  start: () => Promise<void>;
+  reset: () => Promise<void>;
+  logger: Logger;
+  groupId: string;
+  what: string;
+}): Promise<void> {
+  const deadline = Date.now() + startTimeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await options.start();
+      return;
+    } catch (error) {
+      await options.reset();
+      if (!isRetriable(error) || Date.now() > deadline) throw error;
+      options.logger.warn({ err: error, groupId: options.groupId, attempt }, `${options.what} could not start yet; retrying`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
+    }
+  }
+}
 
 /** KafkaJS marks what may pass by retrying; a wrapped cause counts too (retries exhausted). */
 function isRetriable(error: unknown): boolean {

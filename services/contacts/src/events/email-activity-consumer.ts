@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { decodeEnvelope, type EventConsumer, type EventEnvelope, payloadOf, topics } from "@herald/kafka";
+import { decodeEnvelope, type EventConsumer, type EventEnvelope, payloadOf, startWithRetries, topics } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { context, type Link, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
@@ -253,33 +253,22 @@ export function createEmailActivityConsumer(deps: {
 
   return {
     async start() {
-      // As @herald/kafka's createEventConsumer: a broker that has just started answers with retriable errors for a while.
-      const deadline = Date.now() + startTimeoutMs;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await startOnce();
-          return;
-        } catch (error) {
+      await startWithRetries({
+        start: startOnce,
+        reset: async () => {
           await consumer?.disconnect().catch(() => {});
           consumer = undefined;
-          if (!isRetriable(error) || Date.now() > deadline) throw error;
-          logger.warn({ err: error, groupId, attempt }, "email-activity consumer could not start yet; retrying");
-          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
-        }
-      }
+        },
+        logger,
+        groupId,
+        what: "email-activity consumer",
+      });
     },
     async stop() {
       await consumer?.disconnect();
       consumer = undefined;
     },
   };
-}
-
-const startTimeoutMs = 60_000;
-
-function isRetriable(error: unknown): boolean {
-  const candidate = error as { retriable?: boolean; originalError?: { retriable?: boolean } } | undefined;
-  return candidate?.retriable === true || candidate?.originalError?.retriable === true;
 }
 
 function headerValues(headers: IHeaders | undefined): Record<string, string> {
