@@ -6,9 +6,18 @@ import { createClient } from "@connectrpc/connect";
 import { ensureInfrastructure } from "@herald/devinfra";
 import { createRpcTransport } from "@herald/platform";
 import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
-import { createTestDatabase, migrateAllServices, prepareTemplateDatabase, repoRoot, startStack } from "@herald/testing";
+import {
+  createTestDatabase,
+  migrateAllServices,
+  prepareTemplateDatabase,
+  repoRoot,
+  startStack,
+  startTestDnsServer,
+  startTestSmtpSink,
+} from "@herald/testing";
 import autocannon from "autocannon";
 import { segmentBenchmarks } from "./segments.ts";
+import { delivered, type SendBenchTarget, sendApi } from "./send.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Unmeasured load before each HTTP measurement: JIT, connection pools and Kafka's JVM settle first. */
@@ -120,10 +129,18 @@ async function rpc(name: string, baseUrl: string, concurrency: number): Promise<
 const infra = await ensureInfrastructure({ root: repoRoot, log: (message) => console.error(`[infra] ${message}`) });
 await prepareTemplateDatabase({ databaseUrl: infra.databaseUrl, migrate: migrateAllServices });
 const database = await createTestDatabase(infra.databaseUrl);
-// The per-project limit (1000/min) would measure the limiter, not the path.
+const [dns, sink] = await Promise.all([startTestDnsServer(), startTestSmtpSink()]);
+// The per-project limits (1000 requests/min, 1000 emails/s) would measure the limiters, not the paths.
 const stack = await startStack(
   { databaseUrl: database.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers },
-  { RATE_LIMIT_PER_MINUTE: "1000000", PASSWORD_SCRYPT_LOG_N: "14" },
+  {
+    RATE_LIMIT_PER_MINUTE: "1000000",
+    PASSWORD_SCRYPT_LOG_N: "14",
+    DNS_SERVERS: dns.address,
+    SMTP_URL: sink.url,
+    SEND_RATE_PER_SECOND: "100000",
+    SEND_PROJECT_RATE_PER_SECOND: "100000",
+  },
 );
 /** `npm run bench -- track segments` runs only the named groups; no names runs them all. */
 const chosen = process.argv.slice(2);
@@ -137,6 +154,18 @@ try {
   }
   if (wanted("track")) rows.push(await track(stack.gatewayUrl, 50));
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
+  if (wanted("send")) {
+    const target: SendBenchTarget = {
+      gatewayUrl: stack.gatewayUrl,
+      deliveryUrl: stack.serviceUrls.delivery,
+      dns,
+      sink,
+      project: () => benchProject(stack.gatewayUrl),
+      load,
+    };
+    rows.push(await sendApi(target, 50));
+    rows.push(await delivered(target, Number(process.env.BENCH_DELIVERED_EMAILS ?? 50_000)));
+  }
   console.log(
     `\n${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${durationSeconds} s each\n`,
   );
@@ -155,6 +184,7 @@ try {
   }
 } finally {
   await stack.stop();
+  await Promise.all([dns.stop(), sink.stop()]);
   await database.drop();
   await infra.stop();
 }

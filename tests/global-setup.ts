@@ -8,6 +8,7 @@ import {
   type ServiceName,
   startStack,
   startTestDnsServer,
+  startTestSmtpSink,
 } from "@herald/testing";
 import type { TestProject } from "vitest/node";
 
@@ -20,6 +21,8 @@ export interface HeraldTestContext {
   stack: { gatewayUrl: string; serviceUrls: Record<ServiceName, string>; databaseUrl: string };
   /** The DNS server the stack's delivery service resolves with (DNS_SERVERS); tests set its records (testDnsClient). */
   dns: { address: string; controlUrl: string };
+  /** The SMTP server the stack's delivery service sends to (SMTP_URL); tests read what it caught (testSmtpSinkClient). */
+  smtp: { controlUrl: string };
   /** The stack's DKIM_ENCRYPTION_KEY (hex), so that a test can open a stored key. */
   dkimEncryptionKey: string;
   /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
@@ -39,6 +42,7 @@ export default async function setup(project: TestProject) {
   const stackDatabase = await createTestDatabase(infra.databaseUrl);
   const urls = { databaseUrl: stackDatabase.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers };
   const dns = await startTestDnsServer();
+  const smtp = await startTestSmtpSink();
   const dkimEncryptionKey = randomBytes(32).toString("hex");
   const domainCheckIntervalMs = 1_000;
   const stack = await startStack(urls, {
@@ -49,6 +53,10 @@ export default async function setup(project: TestProject) {
     DKIM_ENCRYPTION_KEY: dkimEncryptionKey,
     // The background check every second instead of every 5 minutes, so that a test sees it flip a domain.
     DOMAIN_CHECK_INTERVAL_MS: String(domainCheckIntervalMs),
+    SMTP_URL: smtp.url,
+    // Retries in seconds, not minutes, so that a test sees a deferred email go out.
+    SEND_RETRY_BASE_MS: "500",
+    SEND_RETRY_MAX_MS: "2000",
   });
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,
@@ -56,12 +64,14 @@ export default async function setup(project: TestProject) {
     kafkaBrokers: infra.kafkaBrokers,
     stack: { gatewayUrl: stack.gatewayUrl, serviceUrls: stack.serviceUrls, databaseUrl: stackDatabase.databaseUrl },
     dns: { address: dns.address, controlUrl: dns.controlUrl },
+    smtp: { controlUrl: smtp.controlUrl },
     dkimEncryptionKey,
     domainCheckIntervalMs,
   });
   return async () => {
     await stack.stop();
     await dns.stop();
+    await smtp.stop();
     await stackDatabase.drop();
     await infra.stop();
   };

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { testDnsClient } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { uniqueDomain, verifiedDomain as verifiedDomainOf } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 
@@ -23,22 +24,8 @@ type Template = {
   updatedAt: string;
 };
 type Page = { data: Template[]; page: number; pageSize: number; total: number; totalPages: number };
-type DomainJson = { id: string; verified: boolean; records: Array<{ purpose: string; name: string; value: string }> };
-
-const uniqueDomain = (label: string) => `${label}-${randomUUID().slice(0, 8)}.herald.test`;
-
-/** Adds a domain to the project, publishes its DKIM record in the test DNS server and verifies it. */
-async function verifiedDomain(key: string, label: string): Promise<string> {
-  const domain = uniqueDomain(label);
-  const created = await call<DomainJson>("POST", "/domains", { key, body: { domain } });
-  expect(created.status).toBe(201);
-  const dkim = created.body.records.find((record) => record.purpose === "dkim");
-  if (!dkim) throw new Error("no DKIM record");
-  await dns.setTxt(dkim.name, [dkim.value]);
-  const verified = await call<DomainJson>("GET", `/domains/${created.body.id}/verify`, { key });
-  expect(verified.body.verified).toBe(true);
-  return domain;
-}
+/** A verified domain of the project, by name. */
+const verifiedDomain = async (key: string, label: string): Promise<string> => (await verifiedDomainOf(call, dns, key, label)).domain;
 
 describe("templates through the REST API", () => {
   let owner: SignedInUser;

@@ -42,6 +42,8 @@ export async function startService(
   infra: InfrastructureUrls,
   port?: number,
   env: NodeJS.ProcessEnv = {},
+  /** How long it may take to serve: longer after a crash, when its consumer groups wait for the dead member's session to lapse. */
+  timeoutMs?: number,
 ): Promise<{ process: ServiceProcess; url: string }> {
   const url = `http://127.0.0.1:${port ?? (await freePort())}`;
   const process = spawnService({
@@ -58,7 +60,7 @@ export async function startService(
       [urlVariableOf(name)]: url,
     },
   });
-  await waitUntil(() => isServing(url), { describe: () => `${name} did not become healthy:\n${process.output()}` });
+  await waitUntil(() => isServing(url), { timeoutMs, describe: () => `${name} did not become healthy:\n${process.output()}` });
   return { process, url };
 }
 
@@ -70,20 +72,28 @@ export interface Stack {
 
 /** All five services and the gateway, each a real process, on free ports. */
 export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}): Promise<Stack> {
-  const started = await Promise.all(serviceNames.map((name) => startService(name, infra, undefined, env)));
-  const serviceUrls = Object.fromEntries(serviceNames.map((name, index) => [name, started[index]?.url])) as Record<ServiceName, string>;
+  // Ports first: every service is told where the others are (delivery calls contacts) and where the gateway answers.
+  const ports = await Promise.all(serviceNames.map(() => freePort()));
   const gatewayPort = await freePort();
+  const serviceUrls = Object.fromEntries(serviceNames.map((name, index) => [name, `http://127.0.0.1:${ports[index]}`])) as Record<
+    ServiceName,
+    string
+  >;
+  const shared = {
+    ...env,
+    PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+    ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
+  };
+  const started = await Promise.all(serviceNames.map((name, index) => startService(name, infra, ports[index], shared)));
   const gateway = spawnService({
     name: "gateway",
     entry: entryOf("gateway"),
     env: {
-      ...env,
+      ...shared,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
       GATEWAY_PORT: String(gatewayPort),
       LISTEN_HOST: "127.0.0.1",
-      PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
-      ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
     },
   });
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;

@@ -20,7 +20,18 @@ describe("delivery configuration", () => {
     expect(loadConfig({}).dkimEncryptionKeyIsDevelopment).toBe(true);
     expect(() => loadConfig({ DKIM_ENCRYPTION_KEY: "short" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/DKIM_ENCRYPTION_KEY: is required/);
-    expect(loadConfig({ NODE_ENV: "production", DKIM_ENCRYPTION_KEY: hex }).dkimEncryptionKeyIsDevelopment).toBe(false);
+    const secret = "s".repeat(32);
+    expect(
+      loadConfig({ NODE_ENV: "production", DKIM_ENCRYPTION_KEY: hex, LINK_SIGNING_SECRET: secret }).dkimEncryptionKeyIsDevelopment,
+    ).toBe(false);
+  });
+
+  it("signs links with LINK_SIGNING_SECRET, required in production, of at least 32 characters", () => {
+    const hex = "ab".repeat(32);
+    expect(loadConfig({ LINK_SIGNING_SECRET: "x".repeat(32) }).linkSigningSecret).toBe("x".repeat(32));
+    expect(loadConfig({}).linkSigningSecret.length).toBeGreaterThanOrEqual(32);
+    expect(() => loadConfig({ LINK_SIGNING_SECRET: "short" })).toThrow(/LINK_SIGNING_SECRET: must be at least 32 characters/);
+    expect(() => loadConfig({ NODE_ENV: "production", DKIM_ENCRYPTION_KEY: hex })).toThrow(/LINK_SIGNING_SECRET: is required/);
   });
 
   it("reads the send queue's settings, and refuses a bad SMTP_URL or a lease shorter than two send timeouts", () => {
@@ -31,5 +42,21 @@ describe("delivery configuration", () => {
     expect(() => loadConfig({ SMTP_URL: "http://relay.example" })).toThrow(/SMTP_URL/);
     expect(() => loadConfig({ SEND_LEASE_MS: "60000" })).toThrow(/SEND_LEASE_MS: must be at least twice SEND_TIMEOUT_MS/);
     expect(loadConfig({ SEND_LEASE_MS: "5000", SEND_TIMEOUT_MS: "2000" }).SEND_LEASE_MS).toBe(5_000);
+  });
+
+  it("chooses SMTP by default and SES with MAIL_PROVIDER=ses, which stops without SES_REGION", () => {
+    expect(loadConfig({})).toMatchObject({ MAIL_PROVIDER: "smtp", ses: undefined });
+    const ses = { MAIL_PROVIDER: "ses", SES_REGION: "eu-west-1", SES_ENDPOINT: "http://127.0.0.1:4566", SES_CONFIGURATION_SET: "herald" };
+    expect(loadConfig(ses).ses).toEqual({ region: "eu-west-1", endpoint: "http://127.0.0.1:4566", configurationSet: "herald" });
+    expect(loadConfig({ MAIL_PROVIDER: "ses", SES_REGION: "us-east-1" }).ses).toEqual({
+      region: "us-east-1",
+      endpoint: undefined,
+      configurationSet: undefined,
+    });
+    // SES settings alone do not switch the provider.
+    expect(loadConfig({ SES_REGION: "eu-west-1" }).ses).toBeUndefined();
+    expect(() => loadConfig({ MAIL_PROVIDER: "ses" })).toThrow(/SES_REGION: is required when MAIL_PROVIDER=ses/);
+    expect(() => loadConfig({ MAIL_PROVIDER: "sendgrid" })).toThrow(/MAIL_PROVIDER/);
+    expect(() => loadConfig({ MAIL_PROVIDER: "ses", SES_REGION: "eu-west-1", SES_ENDPOINT: "email.eu-west-1" })).toThrow(/SES_ENDPOINT/);
   });
 });

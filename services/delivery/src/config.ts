@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
-import { parseConfig, serviceEnvironment } from "@herald/platform";
+import { join } from "node:path";
+import { envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 import { developmentEncryptionKey, parseEncryptionKey } from "./domains/dkim-keys.js";
 
@@ -10,10 +11,23 @@ const dnsServer = (entry: string): boolean => {
   return isIP(host ?? "") !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
 };
 
+const developmentLinkSigningSecret = "herald development link signing secret: not a secret";
+
+/** The most the gateway reads of one upload (services/gateway/src/routes/delivery/upload-routes.ts): UPLOAD_MAX_BYTES stays within it. */
+const uploadCeilingBytes = 25 * 1024 * 1024;
+
 export const configSchema = z
   .object({
     ...serviceEnvironment,
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    /** The gateway's public base URL: tracking, unsubscribe and upload links in emails point there. */
+    PUBLIC_URL: httpUrl.default("http://localhost:8080"),
+    /** Signs the tokens of tracking and unsubscribe links (at least 32 characters). Required in production. */
+    LINK_SIGNING_SECRET: z
+      .string()
+      .optional()
+      .transform((value) => value || undefined)
+      .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" }),
     /** Resolvers for domain verification, comma-separated `ip[:port]`; empty uses the system's. */
     DNS_SERVERS: z
       .string()
@@ -52,6 +66,20 @@ export const configSchema = z
       .refine((value) => value === undefined || /^smtps?:\/\/[^\s]+$/.test(value), { message: "must be an smtp:// or smtps:// URL" }),
     /** Connections the SMTP provider keeps open to the relay, per process. */
     SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
+    /** Where emails go out: `smtp` (SMTP_URL) or `ses` (AWS SES, SESv2 API; credentials from the standard AWS chain). */
+    MAIL_PROVIDER: z.enum(["smtp", "ses"]).default("smtp"),
+    /** The region of the SES account, e.g. `eu-west-1`; required with MAIL_PROVIDER=ses. */
+    SES_REGION: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim() || undefined),
+    /** Another SESv2-compatible endpoint (a VPC endpoint, a stand-in); unset: the region's own. */
+    SES_ENDPOINT: httpUrl.optional().or(z.literal("").transform(() => undefined)),
+    /** Named on every SES send, so that its event destinations publish deliveries, bounces and complaints. */
+    SES_CONFIGURATION_SET: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim() || undefined),
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(20),
     /** Emails a second one dispatcher sends, all projects together. */
@@ -69,20 +97,61 @@ export const configSchema = z
     SEND_RETRY_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
     /** How often an idle dispatcher looks for due emails; an enqueue in the same process wakes it at once. */
     SEND_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
+    /** The largest image POST /uploads/image keeps; at most the 25 MB the gateway reads of an upload. */
+    UPLOAD_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(uploadCeilingBytes)
+      .default(5 * 1024 * 1024),
+    /** Where images are kept when no S3 bucket is set: <checkout>/.herald/uploads (services/delivery/{src,dist}/ is 3 levels down). */
+    UPLOADS_DIR: z
+      .string()
+      .min(1)
+      .default(join(import.meta.dirname, "..", "..", "..", ".herald", "uploads")),
+    /** Keeps images in this S3 bucket instead of UPLOADS_DIR; credentials from the standard AWS environment. */
+    UPLOADS_S3_BUCKET: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim() || undefined),
+    /** An S3-compatible endpoint (MinIO, R2, …); unset: AWS S3. */
+    UPLOADS_S3_ENDPOINT: httpUrl.optional().or(z.literal("").transform(() => undefined)),
+    /** Unset: AWS_REGION (the SDK's own lookup). */
+    UPLOADS_S3_REGION: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim() || undefined),
+    /** Bucket in the path instead of the host name; most S3-compatible stores need it. */
+    UPLOADS_S3_FORCE_PATH_STYLE: envBoolean(false),
+    /** Prepended to every key, e.g. `herald/`, when the bucket holds other things too. */
+    UPLOADS_S3_PREFIX: z.string().default(""),
   })
   .superRefine((config, context) => {
+    if (config.MAIL_PROVIDER === "ses" && !config.SES_REGION) {
+      context.addIssue({ code: "custom", path: ["SES_REGION"], message: "is required when MAIL_PROVIDER=ses" });
+    }
     if (config.SEND_TIMEOUT_MS * 2 > config.SEND_LEASE_MS) {
       context.addIssue({ code: "custom", path: ["SEND_LEASE_MS"], message: "must be at least twice SEND_TIMEOUT_MS" });
+    }
+    if (config.NODE_ENV === "production" && !config.LINK_SIGNING_SECRET) {
+      context.addIssue({ code: "custom", path: ["LINK_SIGNING_SECRET"], message: "is required when NODE_ENV=production" });
     }
     if (config.NODE_ENV === "production" && !config.DKIM_ENCRYPTION_KEY) {
       context.addIssue({ code: "custom", path: ["DKIM_ENCRYPTION_KEY"], message: "is required when NODE_ENV=production" });
     }
   })
-  .transform(({ DKIM_ENCRYPTION_KEY, ...config }) => ({
+  .transform(({ DKIM_ENCRYPTION_KEY, LINK_SIGNING_SECRET, ...config }) => ({
     ...config,
+    // Outside production a fixed, publicly known secret, like the DKIM key below.
+    linkSigningSecret: LINK_SIGNING_SECRET ?? developmentLinkSigningSecret,
     // Outside production a fixed, publicly known key: keys survive restarts, and nobody should mistake it for protection.
     dkimEncryptionKey: DKIM_ENCRYPTION_KEY ? (parseEncryptionKey(DKIM_ENCRYPTION_KEY) as Buffer) : developmentEncryptionKey,
     dkimEncryptionKeyIsDevelopment: DKIM_ENCRYPTION_KEY === undefined,
+    /** Set when MAIL_PROVIDER=ses: what the SES provider needs. */
+    ses:
+      config.MAIL_PROVIDER === "ses" && config.SES_REGION
+        ? { region: config.SES_REGION, endpoint: config.SES_ENDPOINT, configurationSet: config.SES_CONFIGURATION_SET }
+        : undefined,
   }));
 
 export type Config = z.infer<typeof configSchema>;

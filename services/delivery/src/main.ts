@@ -1,6 +1,7 @@
 import { applyMigrations, schemaOf } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import { loadConfig } from "./config.js";
 import { createDb } from "./db/client.js";
@@ -10,9 +11,16 @@ import { createTxtLookup } from "./domains/txt-lookup.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
+import { createLinkTokens } from "./links/link-tokens.js";
+import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
+import { createSends } from "./sends/sends.js";
 import { build } from "./server.js";
 import { createTemplates } from "./templates/templates.js";
+import { createTracking } from "./tracking/tracking.js";
+import { createLocalImageStore } from "./uploads/local-image-store.js";
+import { createS3ImageStore } from "./uploads/s3-image-store.js";
+import { createUploads } from "./uploads/uploads.js";
 
 const name = "delivery";
 try {
@@ -38,16 +46,32 @@ try {
   const lookup = createTxtLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
   const domains = createDomains({ db, lookup, encryptionKey: config.dkimEncryptionKey, spfInclude: config.SPF_INCLUDE, logger });
   const domainCheck = createDomainCheck({ domains, logger, intervalMs: config.DOMAIN_CHECK_INTERVAL_MS });
+  const uploads = createUploads({
+    store: config.UPLOADS_S3_BUCKET
+      ? createS3ImageStore({
+          bucket: config.UPLOADS_S3_BUCKET,
+          endpoint: config.UPLOADS_S3_ENDPOINT,
+          region: config.UPLOADS_S3_REGION,
+          forcePathStyle: config.UPLOADS_S3_FORCE_PATH_STYLE,
+          prefix: config.UPLOADS_S3_PREFIX,
+        })
+      : createLocalImageStore({ dir: config.UPLOADS_DIR }),
+    maxBytes: config.UPLOAD_MAX_BYTES,
+  });
   const lifecycle = createProjectLifecycleConsumer({
     kafka,
     db,
     logger,
+    uploads,
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
-  const templates = createTemplates({ db, renderer: createRenderer() });
-  const provider = config.SMTP_URL
-    ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
-    : undefined;
+  const renderer = createRenderer();
+  const templates = createTemplates({ db, renderer });
+  const provider = config.ses
+    ? createSesProvider({ ...config.ses, sendTimeoutMs: config.SEND_TIMEOUT_MS })
+    : config.SMTP_URL
+      ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
+      : undefined;
   const dispatcher = createDispatcher({
     db,
     logger,
@@ -61,8 +85,34 @@ try {
     pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
     nudgeOutbox: () => relay.nudge(),
   });
-  const emails = createEmails({ db, nudgeDispatcher: () => dispatcher.nudge() });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), domains, templates, emails });
+  const contacts = createRpcClient(ContactsService, { baseUrl: config.CONTACTS_URL, connections: 2, timeoutMs: 10_000 });
+  const tokens = createLinkTokens(config.linkSigningSecret);
+  const tracking = createTracking({ db, tokens, contacts, nudgeOutbox: () => relay.nudge() });
+  const emails = createEmails({
+    db,
+    nudgeDispatcher: () => dispatcher.nudge(),
+    links: { tokens, publicUrl: config.PUBLIC_URL, modeOf: tracking.modeOf },
+  });
+  const sends = createSends({
+    db,
+    renderer,
+    templates,
+    emails,
+    contacts,
+    links: tokens,
+    publicUrl: config.PUBLIC_URL,
+  });
+  const server = build({
+    db,
+    logger,
+    info: serviceInfoOf(name, schema, import.meta.url),
+    domains,
+    templates,
+    emails,
+    sends,
+    uploads,
+    tracking,
+  });
   relay.start();
   dispatcher.start();
   domainCheck.start();

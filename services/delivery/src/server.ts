@@ -1,17 +1,27 @@
 import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
+import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
+import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
+import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
+import { createActivity } from "./activity/activity.js";
 import type { Db } from "./db/client.js";
 import type { Domains } from "./domains/domains.js";
 import type { Emails } from "./emails/emails.js";
+import { createActivityRpc } from "./rpc/activity-rpc.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
 import { createDomainsRpc } from "./rpc/domains-rpc.js";
 import { createEmailsRpc } from "./rpc/emails-rpc.js";
 import { createTemplatesRpc } from "./rpc/templates-rpc.js";
+import { createTrackingRpc } from "./rpc/tracking-rpc.js";
+import { createUploadsRpc } from "./rpc/uploads-rpc.js";
+import type { Sends } from "./sends/sends.js";
 import type { Templates } from "./templates/templates.js";
+import type { Tracking } from "./tracking/tracking.js";
+import type { Uploads } from "./uploads/uploads.js";
 
 export interface Deps {
   db: Db;
@@ -22,17 +32,35 @@ export interface Deps {
   templates: Templates;
   /** The send queue's front door; the dispatcher that empties it runs beside the server (main.ts). */
   emails: Emails;
+  /** Image uploads; unset in harnesses that leave them out, which then do not serve UploadsService. */
+  uploads?: Uploads;
+  /** POST /v1/send: contacts, rendering and the queue together. */
+  sends: Sends;
+  /** Opens, clicks, the recipient's pages and the projects' tracking modes. */
+  tracking: Tracking;
 }
 
 export function build(deps: Deps): RpcServer {
   return createRpcServer({
-    health: createHealthState([DeliveryService.typeName, DomainsService.typeName, TemplatesService.typeName, EmailsService.typeName]),
+    health: createHealthState([
+      DeliveryService.typeName,
+      DomainsService.typeName,
+      TemplatesService.typeName,
+      EmailsService.typeName,
+      ActivityService.typeName,
+      TrackingService.typeName,
+      ...(deps.uploads ? [UploadsService.typeName] : []),
+    ]),
     interceptors: serverInterceptors(deps),
     routes: (router) => {
       router.service(DeliveryService, createDeliveryRpc(deps));
       router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));
       router.service(TemplatesService, createTemplatesRpc({ templates: deps.templates }));
-      router.service(EmailsService, createEmailsRpc({ emails: deps.emails }));
+      router.service(EmailsService, createEmailsRpc({ emails: deps.emails, sends: deps.sends }));
+      // Reads only: nothing to share with main.ts, so it is made here from the database.
+      router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: deps.db }) }));
+      router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));
+      if (deps.uploads) router.service(UploadsService, createUploadsRpc({ uploads: deps.uploads }));
     },
   });
 }

@@ -17,8 +17,12 @@ import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
 import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
+import { registerActivityRoutes } from "./routes/delivery/activity-routes.js";
 import { registerDomainRoutes } from "./routes/delivery/domain-routes.js";
+import { registerSendRoutes } from "./routes/delivery/send-routes.js";
 import { registerTemplateRoutes } from "./routes/delivery/template-routes.js";
+import { registerTrackingRoutes } from "./routes/delivery/tracking-routes.js";
+import { registerUploadRoutes } from "./routes/delivery/upload-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -47,6 +51,8 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
+    // Click-redirect tokens carry the link's URL (routes/delivery/tracking-routes.ts).
+    maxParamLength: 16_384,
     trustProxy: config.TRUST_PROXY,
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false } },
   });
@@ -73,5 +79,9 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
   registerTemplateRoutes(app, { upstreams: deps.upstreams });
+  registerActivityRoutes(app, { upstreams: deps.upstreams });
+  await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
+  registerSendRoutes(app, { upstreams: deps.upstreams });
+  await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   return app;
 }

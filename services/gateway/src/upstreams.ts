@@ -5,8 +5,12 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
+import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
+import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
+import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
@@ -27,6 +31,10 @@ export interface Upstreams {
   segments: Client<typeof SegmentsService>;
   domains: Client<typeof DomainsService>;
   templates: Client<typeof TemplatesService>;
+  activity: Client<typeof ActivityService>;
+  uploads: Client<typeof UploadsService>;
+  emails: Client<typeof EmailsService>;
+  tracking: Client<typeof TrackingService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -61,5 +69,9 @@ export function createUpstreams(config: Config): Upstreams {
     segments: createClient(SegmentsService, contacts),
     domains: createClient(DomainsService, delivery),
     templates: createClient(TemplatesService, delivery),
+    activity: createClient(ActivityService, delivery),
+    uploads: createClient(UploadsService, delivery),
+    emails: createClient(EmailsService, delivery),
+    tracking: createClient(TrackingService, delivery),
   };
 }

@@ -46,6 +46,8 @@ describe("ContactsService: contacts", () => {
     expect(second.created).toBe(false);
     expect(second.contact?.id).toBe(first.contact?.id);
     expect(second.contact?.data).toEqual({ plan: "pro", age: 41, locale: "fr", profile: { tier: "gold" } });
+    // A send renders with the one-off value over the stored data; the contact never keeps it.
+    expect(second.variables).toEqual({ plan: "pro", age: 41, locale: "fr", profile: { tier: "gold" }, coupon: "X" });
     const [createdAt, updatedAt] = [first.contact?.createdAt, second.contact?.updatedAt];
     if (!createdAt || !updatedAt) throw new Error("timestamps are missing");
     expect(timestampDate(updatedAt).getTime()).toBeGreaterThanOrEqual(timestampDate(createdAt).getTime());

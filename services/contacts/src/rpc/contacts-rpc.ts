@@ -3,6 +3,7 @@ import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb
 import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import type { Contacts } from "../contacts/contacts.js";
 import type { Fields } from "../contacts/fields.js";
+import { variablesOf } from "../domain/contact-data.js";
 import { contactOrderFromProto, contactToProto, fieldToProto, jsonToValue, sourceFromProto, usageToProto } from "./proto-mapping.js";
 
 export function createContactsRpc(deps: { info: ServiceInfo; contacts: Contacts; fields: Fields }): ServiceImpl<typeof ContactsService> {
@@ -11,14 +12,14 @@ export function createContactsRpc(deps: { info: ServiceInfo; contacts: Contacts;
     getServiceInfo: () => ({ info: deps.info }),
 
     async upsertContact(request) {
-      const { contact, created } = await contacts.upsert({
+      const { contact, created, patch } = await contacts.upsert({
         projectId: request.projectId,
         email: request.email,
         subscribed: request.subscribed,
         data: request.data,
         source: sourceFromProto(request.source),
       });
-      return { contact: contactToProto(contact), created };
+      return { contact: contactToProto(contact), created, variables: variablesOf(contact.data, patch) };
     },
 
     async getContact(request) {

@@ -39,7 +39,7 @@ export type Tx = Prisma.TransactionClient;
  * Stores a new email, or finds the one enqueued before with the same idempotency key:
  * one statement, so two calls racing with one key both answer the same id.
  */
-export async function insertEmail(db: Db, row: NewEmailRow): Promise<{ id: string; created: boolean }> {
+export async function insertEmail(db: Db | Tx, row: NewEmailRow): Promise<{ id: string; created: boolean }> {
   const inserted = await db.$queryRaw<Array<{ id: string }>>`
     INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
       subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
@@ -60,10 +60,6 @@ export async function insertEmail(db: Db, row: NewEmailRow): Promise<{ id: strin
 
 export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailRow | null> =>
   db.email.findFirst({ where: { projectId, id } });
-
-export async function isSuppressed(db: Db, projectId: string, email: string): Promise<boolean> {
-  return (await db.suppression.count({ where: { projectId, email } })) > 0;
-}
 
 /** Which of these (project, address) pairs are suppressed, as `project address` strings. */
 export async function suppressedAmong(db: Db, rows: ReadonlyArray<{ projectId: string; toEmail: string }>): Promise<Set<string>> {

@@ -54,6 +54,38 @@ export const domainOfAddress = (email: string): string => {
   return at < 0 ? "" : email.slice(at + 1).toLowerCase();
 };
 
+/** Custom headers (SPEC.md "Limits"): no CR or LF, values of at most 998 characters, none that Herald sets itself. */
+export function headerViolations(headers: Record<string, string>): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (!headerName.test(name))
+      violations.push({ field: `headers.${name}`, message: "is not a valid header name", code: "invalid_string" });
+    else if (reservedHeaderNames.has(name.toLowerCase())) {
+      violations.push({ field: `headers.${name}`, message: "is set by Herald", code: "reserved_header" });
+    }
+    if (lineBreak.test(value) || value.length > 998) {
+      violations.push({ field: `headers.${name}`, message: "must be one line of at most 998 characters", code: "invalid_string" });
+    }
+  }
+  return violations;
+}
+
+/** The attachment rules of SPEC.md: ten files, 10 MB together, each with a one-line name and a MIME type. */
+export function attachmentViolations(attachments: readonly AttachmentInput[]): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const add = (field: string, message: string, code = "invalid") => violations.push({ field, message, code });
+  if (attachments.length > attachmentLimits.count) add("attachments", `must be at most ${attachmentLimits.count}`, "too_big");
+  const totalBytes = attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
+  if (totalBytes > attachmentLimits.totalBytes) add("attachments", "must be at most 10 MB together", "too_big");
+  attachments.forEach((attachment, index) => {
+    if (attachment.filename.length < 1 || attachment.filename.length > 255 || lineBreak.test(attachment.filename)) {
+      add(`attachments[${index}].filename`, "must be one line of 1 to 255 characters");
+    }
+    if (!/^[\w.+-]+\/[\w.+-]+$/.test(attachment.contentType)) add(`attachments[${index}].contentType`, "must be a MIME type");
+  });
+  return violations;
+}
+
 /** What is wrong with an email before it may enter the queue; empty when nothing is. */
 export function emailInputViolations(input: EmailInput): FieldViolation[] {
   const violations: FieldViolation[] = [];
@@ -87,21 +119,8 @@ export function emailInputViolations(input: EmailInput): FieldViolation[] {
     add("subject", "must be one line of 1 to 998 characters");
   }
   if (input.html.length < 1) add("html", "must not be empty", "required");
-  for (const [name, value] of Object.entries(input.headers ?? {})) {
-    if (!headerName.test(name)) add(`headers.${name}`, "is not a valid header name");
-    else if (reservedHeaderNames.has(name.toLowerCase())) add(`headers.${name}`, "is set by Herald", "reserved_header");
-    if (lineBreak.test(value) || value.length > 998) add(`headers.${name}`, "must be one line of at most 998 characters");
-  }
-  const attachments = input.attachments ?? [];
-  if (attachments.length > attachmentLimits.count) add("attachments", `must be at most ${attachmentLimits.count}`, "too_big");
-  const totalBytes = attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
-  if (totalBytes > attachmentLimits.totalBytes) add("attachments", "must be at most 10 MB together", "too_big");
-  attachments.forEach((attachment, index) => {
-    if (attachment.filename.length < 1 || attachment.filename.length > 255 || lineBreak.test(attachment.filename)) {
-      add(`attachments[${index}].filename`, "must be one line of 1 to 255 characters");
-    }
-    if (!/^[\w.+-]+\/[\w.+-]+$/.test(attachment.contentType)) add(`attachments[${index}].contentType`, "must be a MIME type");
-  });
+  violations.push(...headerViolations(input.headers ?? {}));
+  violations.push(...attachmentViolations(input.attachments ?? []));
   if (input.listUnsubscribe !== undefined) {
     const { url, mailto } = input.listUnsubscribe;
     if (!/^https?:\/\/[^\s<>,]+$/.test(url)) add("listUnsubscribe.url", "must be an http(s) URL without spaces or commas");

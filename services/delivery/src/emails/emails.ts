@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Db } from "../db/client.js";
-import { type EmailRow, findEmail, insertEmail, isSuppressed } from "../db/emails.js";
+import { type EmailRow, findEmail, insertEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
+import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
+import { type TrackingMode, trackingChoiceOf, withTracking } from "../tracking/html-tracking.js";
 
 export type Emails = ReturnType<typeof createEmails>;
 
@@ -11,65 +13,128 @@ const emailNotFound = () => new DomainError("not-found", "EMAIL_NOT_FOUND", "Ema
 
 const orNull = (value: string | undefined): string | null => (value === undefined || value === "" ? null : value);
 
+/** What the queue needs to give an email its links: the tokens, the gateway's address, the project's tracking mode. */
+export interface EmailLinks {
+  tokens: LinkTokens;
+  publicUrl: string;
+  modeOf(projectId: string): Promise<TrackingMode>;
+}
+
+/**
+ * The row to store: the HTML with tracking when the mode asks for it, and marketing mail
+ * with a one-click List-Unsubscribe to the recipient's page when the caller gave none.
+ */
+function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode: TrackingMode }) | undefined): NewEmailRow {
+  const id = randomUUID();
+  const fromEmail = input.from.email.trim();
+  const category = input.category ?? "TRANSACTIONAL";
+  const marketing = category !== "TRANSACTIONAL";
+  const html = links
+    ? withTracking(input.html, { ...links, choice: trackingChoiceOf(links.mode, marketing), projectId, emailId: id })
+    : input.html;
+  const listUnsubscribe =
+    input.listUnsubscribe ??
+    (marketing && links && input.contactId
+      ? { url: recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId).unsubscribeUrl }
+      : undefined);
+  return {
+    id,
+    projectId,
+    contactId: orNull(input.contactId),
+    idempotencyKey: orNull(input.idempotencyKey),
+    toEmail: normaliseAddress(input.to.email),
+    toName: orNull(input.to.name),
+    fromEmail,
+    fromName: orNull(input.from.name),
+    replyTo: input.replyTo ? normaliseAddress(input.replyTo.email) : null,
+    subject: input.subject,
+    html,
+    headers: input.headers ?? {},
+    attachments: (input.attachments ?? []).map((attachment) => ({
+      filename: attachment.filename,
+      contentType: attachment.contentType,
+      content: Buffer.from(attachment.content).toString("base64"),
+    })),
+    listUnsubscribe: listUnsubscribe
+      ? { url: listUnsubscribe.url, ...(listUnsubscribe.mailto ? { mailto: listUnsubscribe.mailto } : {}) }
+      : null,
+    templateId: orNull(input.templateId),
+    campaignId: orNull(input.campaignId),
+    workflowId: orNull(input.workflowId),
+    category,
+    // Fixed now, on the sending domain, and sent unchanged by every attempt: a receiver can tell a resend.
+    messageId: `<${id}@${domainOfAddress(fromEmail)}>`,
+  };
+}
+
 /**
  * The send queue's front door: an email is validated, checked against the project's
  * suppressions, and stored as PENDING. Storing the row is the whole acknowledgement: the
  * dispatcher finds it there, whatever happens to this process afterwards.
  */
-export function createEmails(deps: { db: Db; nudgeDispatcher?: () => void }) {
+export function createEmails(deps: { db: Db; nudgeDispatcher?: () => void; links?: EmailLinks }) {
   const { db } = deps;
-  return {
-    async enqueue(projectId: string, input: EmailInput): Promise<{ id: string; created: boolean }> {
-      requireProjectId(projectId);
+
+  /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
+  async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
+    const normalised = addresses.map(normaliseAddress);
+    const suppressed = await suppressedAmong(
+      db,
+      normalised.map((toEmail) => ({ projectId, toEmail })),
+    );
+    const refused = normalised.find((address) => suppressed.has(`${projectId} ${address}`));
+    if (!refused) return;
+    // Refused at once rather than stored as FAILED: the caller learns it now, and the queue holds nothing it will not send.
+    throw new DomainError(
+      "failed-precondition",
+      "RECIPIENT_SUPPRESSED",
+      `${refused} is suppressed in this project: an earlier email bounced`,
+      {
+        details: { email: refused },
+        suggestion: "Send to another address; a suppressed address is not sent to again",
+      },
+    );
+  }
+
+  /**
+   * Stores the emails together or not at all, in order: every one is checked (shape, then
+   * suppressions) before the first is written.
+   */
+  async function enqueueAll(projectId: string, inputs: readonly EmailInput[]): Promise<Array<{ id: string; created: boolean }>> {
+    requireProjectId(projectId);
+    for (const input of inputs) {
       const violations = emailInputViolations(input);
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
-      const to = normaliseAddress(input.to.email);
-      // Refused at once rather than stored as FAILED: the caller learns it now, and the queue holds nothing it will not send.
-      if (await isSuppressed(db, projectId, to)) {
-        throw new DomainError(
-          "failed-precondition",
-          "RECIPIENT_SUPPRESSED",
-          `${to} is suppressed in this project: an earlier email bounced`,
-          {
-            details: { email: to },
-            suggestion: "Send to another address; a suppressed address is not sent to again",
-          },
-        );
-      }
-      const id = randomUUID();
-      const fromEmail = input.from.email.trim();
-      const result = await insertEmail(db, {
-        id,
-        projectId,
-        contactId: orNull(input.contactId),
-        idempotencyKey: orNull(input.idempotencyKey),
-        toEmail: to,
-        toName: orNull(input.to.name),
-        fromEmail,
-        fromName: orNull(input.from.name),
-        replyTo: input.replyTo ? normaliseAddress(input.replyTo.email) : null,
-        subject: input.subject,
-        html: input.html,
-        headers: input.headers ?? {},
-        attachments: (input.attachments ?? []).map((attachment) => ({
-          filename: attachment.filename,
-          contentType: attachment.contentType,
-          content: Buffer.from(attachment.content).toString("base64"),
-        })),
-        listUnsubscribe: input.listUnsubscribe
-          ? { url: input.listUnsubscribe.url, ...(input.listUnsubscribe.mailto ? { mailto: input.listUnsubscribe.mailto } : {}) }
-          : null,
-        templateId: orNull(input.templateId),
-        campaignId: orNull(input.campaignId),
-        workflowId: orNull(input.workflowId),
-        category: input.category ?? "TRANSACTIONAL",
-        // Fixed now, on the sending domain, and sent unchanged by every attempt: a receiver can tell a resend.
-        messageId: `<${id}@${domainOfAddress(fromEmail)}>`,
-      });
-      if (result.created) deps.nudgeDispatcher?.();
+    }
+    const links = deps.links ? { ...deps.links, mode: await deps.links.modeOf(projectId) } : undefined;
+    const rows = inputs.map((input) => rowOf(projectId, input, links));
+    await refuseSuppressed(
+      projectId,
+      rows.map((row) => row.toEmail),
+    );
+    const results =
+      rows.length === 1
+        ? [await insertEmail(db, rows[0] as NewEmailRow)]
+        : await db.$transaction(async (tx) => {
+            const stored: Array<{ id: string; created: boolean }> = [];
+            for (const row of rows) stored.push(await insertEmail(tx, row));
+            return stored;
+          });
+    if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
+    return results;
+  }
+
+  return {
+    async enqueue(projectId: string, input: EmailInput): Promise<{ id: string; created: boolean }> {
+      const [result] = await enqueueAll(projectId, [input]);
+      if (!result) throw new Error("enqueueAll answered no email");
       return result;
     },
+
+    enqueueAll,
+
+    refuseSuppressed,
 
     async get(projectId: string, id: string): Promise<EmailRow> {
       const row = isId(id) ? await findEmail(db, requireProjectId(projectId), id) : null;

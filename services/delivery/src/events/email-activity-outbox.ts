@@ -1,13 +1,27 @@
 import { create } from "@bufbuild/protobuf";
 import { createEnvelope, topics, writeOutboxEvent } from "@herald/kafka";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
+import { insertActivity } from "../db/activity.js";
 import type { Tx } from "../db/emails.js";
 import type { EmailCategory as CategoryName } from "../domain/email-input.js";
 
 /** What produces herald.email-activity.v1 envelopes. */
 export const eventSource = "delivery";
 
-export type EmailActivityType = "email.sent" | "email.bounce" | "email.failed" | "email.deferred";
+/** Every type on herald.email-activity.v1, and in the email_activity table (its CHECK constraint lists the same). */
+export const emailActivityTypes = [
+  "email.sent",
+  "email.delivery",
+  "email.open",
+  "email.click",
+  "email.bounce",
+  "email.complaint",
+  "email.failed",
+  "email.deferred",
+  "email.received",
+] as const;
+
+export type EmailActivityType = (typeof emailActivityTypes)[number];
 
 const categoryToProto: Record<CategoryName, EmailCategory> = {
   TRANSACTIONAL: EmailCategory.TRANSACTIONAL,
@@ -27,19 +41,24 @@ export interface EmailActivityFacts {
   attempts: number;
 }
 
-/** Writes one email-activity event into the outbox, in the transaction of the status change it reports. */
+/**
+ * Writes one email-activity event into the outbox and the same fact into email_activity (the
+ * activity feed and send analytics), in the transaction of the status change it reports: the
+ * one place that does both, so nothing is published that the feed does not show, nor the reverse.
+ */
 export async function writeEmailActivity(
   tx: Tx,
   type: EmailActivityType,
   email: EmailActivityFacts,
-  details: { reason?: string; occurredAt?: Date } = {},
+  details: { reason?: string; url?: string; occurredAt?: Date } = {},
 ): Promise<void> {
+  const occurredAt = details.occurredAt ?? new Date();
   const envelope = createEnvelope({
     type,
     projectId: email.projectId,
     contactId: email.contactId ?? undefined,
     source: eventSource,
-    occurredAt: details.occurredAt,
+    occurredAt,
     payloadSchema: EmailActivitySchema,
     payload: create(EmailActivitySchema, {
       emailId: email.id,
@@ -47,10 +66,25 @@ export async function writeEmailActivity(
       campaignId: email.campaignId ?? "",
       workflowId: email.workflowId ?? "",
       recipient: email.toEmail,
+      url: details.url ?? "",
       reason: details.reason ?? "",
       messageId: email.messageId,
       attempts: email.attempts,
     }),
   });
   await writeOutboxEvent(tx, topics.emailActivity, envelope);
+  await insertActivity(tx, {
+    id: envelope.eventId,
+    projectId: email.projectId,
+    emailId: email.id,
+    contactId: email.contactId,
+    type,
+    recipient: email.toEmail,
+    url: details.url || null,
+    reason: details.reason || null,
+    campaignId: email.campaignId,
+    workflowId: email.workflowId,
+    category: email.category,
+    occurredAt,
+  });
 }

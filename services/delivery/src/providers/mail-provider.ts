@@ -85,3 +85,27 @@ export class SendFailure extends Error {
     return this.kind === "permanent";
   }
 }
+
+/**
+ * What every provider does around its own sending: refuses sends once closed, and
+ * lets close() wait for the sends in flight before the provider lets its connections go.
+ */
+export function closableSends(name: string, send: (email: OutgoingEmail, dkim: DkimSigningKey) => Promise<SendResult>) {
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
+  return {
+    send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
+      if (closed) return Promise.reject(new SendFailure(`the ${name} provider is closed`, { kind: "temporary", reason: "closed" }));
+      const sending = send(email, dkim);
+      const tracked = sending.catch(() => undefined);
+      inFlight.add(tracked);
+      void tracked.finally(() => inFlight.delete(tracked));
+      return sending;
+    },
+    /** Refuses new sends and waits for those in flight. */
+    async drain(): Promise<void> {
+      closed = true;
+      await Promise.all(inFlight);
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { SESv2Client, SESv2ServiceException, SendEmailCommand } from "@aws-sdk/client-sesv2";
 import { createTransport } from "nodemailer";
-import { type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
+import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
 import { dkimSignedHeaderFields, SigningKeys } from "./smtp-provider.js";
 
@@ -120,8 +120,6 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
   });
   const sendTimeoutMs = options.sendTimeoutMs ?? 60_000;
   const signingKeys = new SigningKeys(1_000);
-  const inFlight = new Set<Promise<unknown>>();
-  let closed = false;
 
   async function rawMessageOf(email: OutgoingEmail, dkim: DkimSigningKey): Promise<{ raw: Buffer; messageId: string }> {
     const message = toNodemailerMessage(email);
@@ -135,7 +133,6 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
   }
 
   async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
-    if (closed) throw new SendFailure("the SES provider is closed", { kind: "temporary", reason: "closed" });
     try {
       const { raw, messageId } = await rawMessageOf(email, dkim);
       const answer = await client.send(
@@ -155,17 +152,11 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
     }
   }
 
+  const sends = closableSends("SES", send);
   return {
-    send(email, dkim) {
-      const sending = send(email, dkim);
-      const tracked = sending.catch(() => undefined);
-      inFlight.add(tracked);
-      void tracked.finally(() => inFlight.delete(tracked));
-      return sending;
-    },
+    send: sends.send,
     async close() {
-      closed = true;
-      await Promise.all(inFlight);
+      await sends.drain();
       client.destroy();
       composer.close();
     },

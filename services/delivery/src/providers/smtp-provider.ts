@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { createTransport, type NodemailerError } from "nodemailer";
-import { type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
+import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
 
 export interface SmtpProviderOptions {
@@ -49,7 +49,7 @@ export const dkimSignedHeaderFields = [
 ].join(":");
 
 /** Parsed keys by PEM: parsing an RSA key costs more than signing with it, and a few domains send most mail. */
-class SigningKeys {
+export class SigningKeys {
   private readonly keys = new Map<string, KeyObject>();
   constructor(private readonly capacity: number) {}
 
@@ -148,11 +148,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
   });
   const sendTimeoutMs = options.sendTimeoutMs ?? 120_000;
   const signingKeys = new SigningKeys(1_000);
-  const inFlight = new Set<Promise<unknown>>();
-  let closed = false;
 
   async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
-    if (closed) throw new SendFailure("the SMTP provider is closed", { kind: "temporary", reason: "closed" });
     try {
       const message = toNodemailerMessage(email);
       const privateKey = signingKeys.get(dkim);
@@ -167,17 +164,11 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
     }
   }
 
+  const sends = closableSends("SMTP", send);
   return {
-    send(email, dkim) {
-      const sending = send(email, dkim);
-      const tracked = sending.catch(() => undefined);
-      inFlight.add(tracked);
-      void tracked.finally(() => inFlight.delete(tracked));
-      return sending;
-    },
+    send: sends.send,
     async close() {
-      closed = true;
-      await Promise.all(inFlight);
+      await sends.drain();
       transport.close();
     },
   };

@@ -5,6 +5,7 @@ import { type Email, EmailKind, EmailSchema, EmailStatus, type EmailsService } f
 import type { EmailRow } from "../db/emails.js";
 import type { EmailCategory, EmailStatus as StatusName } from "../domain/email-input.js";
 import type { Emails } from "../emails/emails.js";
+import type { Sends } from "../sends/sends.js";
 
 const statusToProto: Record<StatusName, EmailStatus> = {
   PENDING: EmailStatus.PENDING,
@@ -48,9 +49,34 @@ export const emailToProto = (row: EmailRow): Email =>
 
 const optional = (value: string): string | undefined => (value === "" ? undefined : value);
 
-export function createEmailsRpc(deps: { emails: Emails }): ServiceImpl<typeof EmailsService> {
-  const { emails } = deps;
+export function createEmailsRpc(deps: { emails: Emails; sends: Sends }): ServiceImpl<typeof EmailsService> {
+  const { emails, sends } = deps;
   return {
+    async sendEmail(request) {
+      const answer = await sends.send(request.projectId, {
+        idempotencyKey: optional(request.idempotencyKey),
+        to: request.to.map((recipient) => ({ email: recipient.email, name: optional(recipient.name) })),
+        subject: request.subject,
+        body: request.body,
+        templateId: optional(request.templateId),
+        from: request.from ? { email: request.from.email, name: optional(request.from.name) } : undefined,
+        senderName: optional(request.senderName),
+        subscribed: request.subscribed,
+        data: request.data,
+        headers: request.headers,
+        replyTo: optional(request.replyTo),
+        attachments: request.attachments.map((attachment) => ({
+          filename: attachment.filename,
+          content: attachment.content,
+          contentType: attachment.contentType,
+        })),
+      });
+      return {
+        emails: answer.emails.map((sent) => ({ contactId: sent.contactId, contactEmail: sent.contactEmail, emailId: sent.emailId })),
+        acceptedAt: timestampFromDate(answer.acceptedAt),
+      };
+    },
+
     async enqueueEmail(request) {
       const { id, created } = await emails.enqueue(request.projectId, {
         idempotencyKey: optional(request.idempotencyKey),

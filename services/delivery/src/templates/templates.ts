@@ -1,7 +1,6 @@
-import { DomainError, type FieldViolation, validationFailed } from "@herald/errors";
-import { describeProblem, type Renderer, type TemplateProblem } from "@herald/rendering";
+import { DomainError, validationFailed } from "@herald/errors";
+import type { Renderer } from "@herald/rendering";
 import type { Db } from "../db/client.js";
-import { isVerifiedDomain } from "../db/domains.js";
 import {
   deleteTemplate,
   findTemplate,
@@ -20,6 +19,8 @@ import {
   type TemplateFieldsInput,
   type TemplateType,
 } from "../domain/template-fields.js";
+import { requireVerifiedSenderDomain } from "../domains/sender-domain.js";
+import { liquidFailure } from "./liquid-failure.js";
 
 export type Templates = ReturnType<typeof createTemplates>;
 
@@ -47,12 +48,6 @@ const maxPage = 10_000_000;
 
 const templateNotFound = () => new DomainError("not-found", "TEMPLATE_NOT_FOUND", "Template not found");
 
-const liquidViolation = (problem: TemplateProblem): FieldViolation => ({
-  field: problem.part,
-  message: problem.line === undefined ? problem.message : `line ${problem.line}: ${problem.message}`,
-  code: problem.kind === "limit" ? "too_big" : "invalid_liquid",
-});
-
 export function createTemplates(deps: { db: Db; renderer: Renderer }) {
   const { db, renderer } = deps;
 
@@ -70,25 +65,8 @@ export function createTemplates(deps: { db: Db; renderer: Renderer }) {
       throw validationFailed(first ? `Invalid ${first.field}: it ${first.message}` : "Validation failed", violations);
     }
     const problems = renderer.validate({ subject: fields.subject, body: fields.body });
-    const [problem] = problems;
-    if (problem) {
-      throw new DomainError("validation", "VALIDATION_ERROR", `The ${problem.part} is not valid Liquid: ${describeProblem(problem)}`, {
-        fieldViolations: problems.map(liquidViolation),
-        details: { part: problem.part, ...(problem.line === undefined ? {} : { line: String(problem.line) }) },
-        suggestion: "Fix the Liquid at the line named; the include, render and layout tags are not available",
-      });
-    }
-    if (fields.from && !(await isVerifiedDomain(db, projectId, fields.from.domain))) {
-      throw new DomainError(
-        "permission-denied",
-        "DOMAIN_NOT_VERIFIED",
-        `The sender domain ${fields.from.domain} is not verified for this project`,
-        {
-          details: { domain: fields.from.domain },
-          suggestion: "Add the domain under /domains, publish its DKIM record and verify it",
-        },
-      );
-    }
+    if (problems.length > 0) throw liquidFailure(problems);
+    if (fields.from) await requireVerifiedSenderDomain(db, projectId, fields.from.domain);
     return fields;
   }
 

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
-import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
+import { createLogger, createRpcClient, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { createRenderer } from "@herald/rendering";
@@ -20,10 +21,13 @@ import { createDomains } from "../domains/domains.js";
 import { createTxtLookup } from "../domains/txt-lookup.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
+import { createLinkTokens } from "../links/link-tokens.js";
 import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
+import { createSends } from "../sends/sends.js";
 import { build } from "../server.js";
 import { createTemplates } from "../templates/templates.js";
+import { createTracking } from "../tracking/tracking.js";
 
 export const testEncryptionKey = Buffer.alloc(32, 7);
 
@@ -81,6 +85,11 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       for (const dispatcher of dispatchers) dispatcher.nudge();
     },
   });
+  const renderer = createRenderer();
+  // SendEmail and the recipient pages need the contacts service, which this harness does not run: the e2e tests cover them.
+  const contacts = createRpcClient(ContactsService, { baseUrl: "http://127.0.0.1:9", retries: 0 });
+  const tokens = createLinkTokens("delivery harness link signing secret, 32+ characters");
+  const templates = createTemplates({ db, renderer });
   const server: RpcServer = build({
     db,
     logger,
@@ -91,8 +100,18 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       encryptionKey: testEncryptionKey,
       logger,
     }),
-    templates: createTemplates({ db, renderer: createRenderer() }),
+    templates,
     emails,
+    sends: createSends({
+      db,
+      renderer,
+      templates,
+      emails,
+      contacts,
+      links: tokens,
+      publicUrl: "http://localhost:8080",
+    }),
+    tracking: createTracking({ db, tokens, contacts, nudgeOutbox: () => {} }),
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
 

@@ -1,0 +1,106 @@
+// Sending benchmarks (issue: delivery): POST /v1/send through the gateway, and the
+// send queue emptied into a local SMTP sink, DKIM-signed, for 50,000 emails.
+import { createClient } from "@connectrpc/connect";
+import { createRpcTransport } from "@herald/platform";
+import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import type { TestDnsServer, TestSmtpSink } from "@herald/testing";
+import type autocannon from "autocannon";
+
+export interface SendBenchTarget {
+  gatewayUrl: string;
+  deliveryUrl: string;
+  dns: TestDnsServer;
+  sink: TestSmtpSink;
+  /** A new project through the REST API. */
+  project(): Promise<{ id: string; secretKey: string }>;
+  load(options: autocannon.Options): Promise<autocannon.Result>;
+}
+
+const html = `<html><body><h1>Your receipt</h1>${"<p>Thank you for your order. Here is what you bought and what it cost.</p>".repeat(40)}<p><a href="https://example.com/orders">Your orders</a></p></body></html>`;
+
+/** A domain of the project, verified through the bench's DNS server. */
+async function verifiedDomain(target: SendBenchTarget, secretKey: string): Promise<string> {
+  const domain = `bench-${Date.now()}.herald.test`;
+  const headers = { "content-type": "application/json", authorization: `Bearer ${secretKey}` };
+  const created = (await (
+    await fetch(`${target.gatewayUrl}/domains`, { method: "POST", headers, body: JSON.stringify({ domain }) })
+  ).json()) as {
+    id: string;
+    records: Array<{ purpose: string; name: string; value: string }>;
+  };
+  const dkim = created.records.find((record) => record.purpose === "dkim");
+  if (!dkim) throw new Error("the bench domain has no DKIM record");
+  target.dns.setTxt(dkim.name, [dkim.value]);
+  const verified = (await (await fetch(`${target.gatewayUrl}/domains/${created.id}/verify`, { headers })).json()) as { verified: boolean };
+  if (!verified.verified) throw new Error("the bench domain did not verify");
+  return domain;
+}
+
+async function waitForMessages(sink: TestSmtpSink, count: number, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  while (sink.messages().length < count && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return sink.messages().length;
+}
+
+/** POST /v1/send, a ~3 KB HTML email, a new recipient every 10 requests; the dispatcher sends meanwhile. */
+export async function sendApi(target: SendBenchTarget, connections: number): Promise<string> {
+  const { secretKey } = await target.project();
+  const domain = await verifiedDomain(target, secretKey);
+  let sent = 0;
+  const result = await target.load({
+    url: `${target.gatewayUrl}/v1/send`,
+    connections,
+    requests: [
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${secretKey}` },
+        setupRequest: (request) => {
+          const recipient = Math.floor(sent++ / 10);
+          return {
+            ...request,
+            body: JSON.stringify({
+              to: `r${recipient}@send.bench`,
+              from: `receipts@${domain}`,
+              subject: "Your receipt {{order}}",
+              body: html,
+              data: { order: { value: `A-${sent}`, persistent: false }, plan: "pro" },
+            }),
+          };
+        },
+      },
+    ],
+  });
+  return `| POST /v1/send (gateway → delivery → contacts), new recipient every 10 requests | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${result["2xx"]} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
+}
+
+/**
+ * 50,000 emails enqueued through EnqueueEmail (what campaigns do) as fast as the queue takes
+ * them, then sent by the one delivery process into the sink: emails/s from the first enqueue
+ * to the last arrival.
+ */
+export async function delivered(target: SendBenchTarget, count: number): Promise<string> {
+  const project = await target.project();
+  const domain = await verifiedDomain(target, project.secretKey);
+  target.sink.clear();
+  const emails = createClient(EmailsService, createRpcTransport({ baseUrl: target.deliveryUrl, connections: 4, timeoutMs: 60_000 }));
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let index = next++; index < count; index = next++) {
+        await emails.enqueueEmail({
+          projectId: project.id,
+          idempotencyKey: `bench-${index}`,
+          to: { email: `d${index}@delivered.bench`, name: "" },
+          from: { email: `news@${domain}`, name: "News" },
+          subject: `Email ${index}`,
+          html,
+        });
+      }
+    }),
+  );
+  const enqueued = (performance.now() - started) / 1000;
+  const arrived = await waitForMessages(target.sink, count, 30 * 60_000);
+  const seconds = (performance.now() - started) / 1000;
+  return `| ${count.toLocaleString("en")} emails, EnqueueEmail → dispatcher → SMTP sink, DKIM-signed | 32 enqueuers, one delivery process | ${Math.round(arrived / seconds)} emails/s delivered | enqueued in ${enqueued.toFixed(1)} s (${Math.round(count / enqueued)}/s), last arrival at ${seconds.toFixed(1)} s | ${arrived} of ${count} arrived |`;
+}

@@ -1,0 +1,104 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { FieldViolation } from "@herald/errors";
+import { type AttachmentInput, attachmentViolations, headerViolations, type MailboxInput } from "./email-input.js";
+import { isId } from "./ids.js";
+import { parseAddress } from "./template-fields.js";
+
+/** One POST /v1/send as delivery receives it: the REST shapes (string or object, one or many) already unified. */
+export interface SendRequest {
+  idempotencyKey?: string;
+  to: MailboxInput[];
+  subject?: string;
+  body?: string;
+  templateId?: string;
+  /** `email` may be "Name <address>". */
+  from?: MailboxInput;
+  /** The deprecated `name`: the sender's name when `from` has none. */
+  senderName?: string;
+  subscribed?: boolean;
+  data?: JsonObject;
+  headers: Record<string, string>;
+  replyTo?: string;
+  attachments: AttachmentInput[];
+}
+
+/** SPEC.md "Limits" and ours (docs/api-decisions.md "POST /v1/send"). */
+export const sendLimits = {
+  /** Recipients of one call: each is its own upsert and render, so a call stays short. */
+  recipients: 50,
+  subject: 998,
+  /** The whole message as sent, attachments base64-encoded. */
+  messageBytes: 40 * 1024 * 1024,
+} as const;
+
+const lineBreak = /[\r\n]/;
+
+const violation = (field: string, message: string, code: string): FieldViolation => ({ field, message, code });
+
+/** "Name <address>", "<address>" or a bare address, with the name unquoted. */
+export function splitMailbox(text: string): MailboxInput {
+  const match = /^\s*(?:"?([^"<>]*?)"?\s*)?<([^<>]+)>\s*$/.exec(text);
+  if (!match) return { email: text.trim() };
+  const name = match[1]?.trim();
+  return { email: (match[2] ?? "").trim(), ...(name ? { name } : {}) };
+}
+
+/** The recipient field as the REST body names it: `to` for one, `to[i]` in a list. */
+export const recipientField = (request: Pick<SendRequest, "to">, index: number): string =>
+  request.to.length === 1 ? "to" : `to[${index}]`;
+
+/**
+ * Everything about the request that can be checked without the database, field by field
+ * (the Liquid and the template come next, in sends.ts).
+ */
+export function sendRequestViolations(request: SendRequest): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  if (request.to.length === 0) violations.push(violation("to", "needs at least one recipient", "too_small"));
+  if (request.to.length > sendLimits.recipients) {
+    violations.push(violation("to", `must name at most ${sendLimits.recipients} recipients`, "too_big"));
+  }
+  request.to.forEach((recipient, index) => {
+    const field = recipientField(request, index);
+    if (!parseAddress(recipient.email).ok) violations.push(violation(field, "must be an email address", "invalid_string"));
+    if (recipient.name !== undefined && lineBreak.test(recipient.name)) {
+      violations.push(violation(`${field}.name`, "must be one line", "invalid_string"));
+    }
+  });
+  if (request.templateId !== undefined && !isId(request.templateId)) {
+    violations.push(violation("template", "must be a template id (uuid)", "invalid_string"));
+  }
+  const withoutTemplate = request.templateId === undefined;
+  if (request.subject === undefined) {
+    if (withoutTemplate) violations.push(violation("subject", "is required when no template is given", "required"));
+  } else if (request.subject.length < 1 || request.subject.length > sendLimits.subject || lineBreak.test(request.subject)) {
+    violations.push(violation("subject", `must be one line of 1 to ${sendLimits.subject} characters`, "invalid_string"));
+  }
+  if (request.body === undefined) {
+    if (withoutTemplate) violations.push(violation("body", "is required when no template is given", "required"));
+  } else if (request.body.length < 1) {
+    violations.push(violation("body", "must not be empty", "too_small"));
+  }
+  if (request.from !== undefined) {
+    const sender = splitMailbox(request.from.email);
+    if (!parseAddress(sender.email).ok) violations.push(violation("from", "must be an email address", "invalid_string"));
+    const name = request.from.name ?? sender.name;
+    if (name !== undefined && lineBreak.test(name)) violations.push(violation("from.name", "must be one line", "invalid_string"));
+  }
+  if (request.senderName !== undefined && lineBreak.test(request.senderName)) {
+    violations.push(violation("name", "must be one line", "invalid_string"));
+  }
+  if (request.replyTo !== undefined && !parseAddress(request.replyTo).ok) {
+    violations.push(violation("reply", "must be an email address", "invalid_string"));
+  }
+  violations.push(...headerViolations(request.headers), ...attachmentViolations(request.attachments));
+  return violations;
+}
+
+/**
+ * The size of the message once built, from above: the HTML twice (HTML and its plain-text
+ * part), attachments base64-encoded (4/3, plus line breaks), and 16 KB for the headers.
+ */
+export function estimatedMessageBytes(html: string, subject: string, attachments: readonly AttachmentInput[]): number {
+  const attachmentBytes = attachments.reduce((sum, attachment) => sum + Math.ceil((attachment.content.byteLength * 4) / 3) * 1.03, 0);
+  return 2 * Buffer.byteLength(html) + Buffer.byteLength(subject) + attachmentBytes + 16 * 1024;
+}

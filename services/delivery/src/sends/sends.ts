@@ -1,0 +1,154 @@
+import { createHash } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import { validationFailed } from "@herald/errors";
+import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
+import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
+import type { Db } from "../db/client.js";
+import type { TemplateRow } from "../db/templates.js";
+import { domainOfAddress, type EmailInput, type MailboxInput } from "../domain/email-input.js";
+import { requireProjectId } from "../domain/ids.js";
+import {
+  estimatedMessageBytes,
+  recipientField,
+  type SendRequest,
+  sendLimits,
+  sendRequestViolations,
+  splitMailbox,
+} from "../domain/send-request.js";
+import { requireVerifiedSenderDomain } from "../domains/sender-domain.js";
+import type { Emails } from "../emails/emails.js";
+import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
+import { liquidFailure } from "../templates/liquid-failure.js";
+import type { Templates } from "../templates/templates.js";
+
+export type Sends = ReturnType<typeof createSends>;
+
+export interface SentEmail {
+  contactId: string;
+  contactEmail: string;
+  emailId: string;
+}
+
+/** Compiled templates kept per process: a busy sender renders the same few sources over and over. */
+const compiledCacheSize = 500;
+
+const failed = (field: string, message: string, code: string) =>
+  validationFailed(`Invalid ${field}: it ${message}`, [{ field, message, code }]);
+
+/** The sender: the request's (its name, else the deprecated `name`), else the template's. */
+function senderOf(request: SendRequest, template: TemplateRow | undefined): MailboxInput {
+  if (request.from) {
+    const mailbox = splitMailbox(request.from.email);
+    const name = request.from.name || mailbox.name || request.senderName;
+    return { email: mailbox.email, ...(name ? { name } : {}) };
+  }
+  if (template) return { email: template.fromAddress, ...(template.fromName ? { name: template.fromName } : {}) };
+  throw failed("from", "is required when the template has no sender", "required");
+}
+
+/**
+ * POST /v1/send. Every check that can refuse the request runs first (shape, template,
+ * sender domain, Liquid, suppressions), so a refused call writes nothing. Then each
+ * recipient in turn is created or updated as a contact (the contacts service applies the
+ * data rules and answers the variables, one-off values included) and rendered; the emails
+ * of the call are enqueued together. Rendering can still fail for one recipient (a sandbox
+ * limit hit by its data): the call is refused and nothing is enqueued, though the contacts
+ * before it keep their update.
+ */
+export function createSends(deps: {
+  db: Db;
+  renderer: Renderer;
+  templates: Templates;
+  emails: Emails;
+  contacts: Client<typeof ContactsService>;
+  links: LinkTokens;
+  publicUrl: string;
+}) {
+  const { renderer, emails } = deps;
+  const compiled = new Map<string, CompiledTemplate>();
+
+  function compile(subject: string, body: string): CompiledTemplate {
+    const key = createHash("sha256").update(subject).update("\0").update(body).digest("base64");
+    const cached = compiled.get(key);
+    if (cached) {
+      // Most recently used last: the first key is the one to drop.
+      compiled.delete(key);
+      compiled.set(key, cached);
+      return cached;
+    }
+    const problems = renderer.validate({ subject, body });
+    if (problems.length > 0) throw liquidFailure(problems);
+    const template = renderer.compile({ subject, body });
+    compiled.set(key, template);
+    if (compiled.size > compiledCacheSize) compiled.delete(compiled.keys().next().value as string);
+    return template;
+  }
+
+  return {
+    async send(projectId: string, request: SendRequest): Promise<{ emails: SentEmail[]; acceptedAt: Date }> {
+      requireProjectId(projectId);
+      const violations = sendRequestViolations(request);
+      const [first] = violations;
+      if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
+      const template = request.templateId ? await deps.templates.get(projectId, request.templateId) : undefined;
+      const sender = senderOf(request, template);
+      await requireVerifiedSenderDomain(deps.db, projectId, domainOfAddress(sender.email));
+      const source = compile(request.subject ?? template?.subject ?? "", request.body ?? template?.body ?? "");
+      await emails.refuseSuppressed(
+        projectId,
+        request.to.map((recipient) => recipient.email),
+      );
+      const replyTo = request.replyTo ?? template?.replyTo ?? undefined;
+
+      const inputs: EmailInput[] = [];
+      const sent: Array<Omit<SentEmail, "emailId">> = [];
+      for (const [index, recipient] of request.to.entries()) {
+        const { contact, variables } = await deps.contacts.upsertContact({
+          projectId,
+          email: recipient.email,
+          subscribed: request.subscribed,
+          data: request.data,
+          source: ContactSource.SEND,
+        });
+        if (!contact) throw new Error("the contacts service answered an upsert without a contact");
+        let rendered: { subject: string; body: string };
+        try {
+          rendered = renderer.render(source, {
+            data: variables ?? contact.data ?? {},
+            contact: { id: contact.id, email: contact.email },
+            ...recipientLinks(deps.links, deps.publicUrl, projectId, contact.id),
+          });
+        } catch (error) {
+          if (error instanceof TemplateError) throw liquidFailure([error.problem]);
+          throw error;
+        }
+        if (rendered.subject.length > sendLimits.subject) {
+          throw failed("subject", `renders longer than ${sendLimits.subject} characters for ${recipientField(request, index)}`, "too_big");
+        }
+        if (estimatedMessageBytes(rendered.body, rendered.subject, request.attachments) > sendLimits.messageBytes) {
+          throw failed("attachments", "make the message larger than 40 MB", "too_big");
+        }
+        inputs.push({
+          ...(request.idempotencyKey ? { idempotencyKey: `${request.idempotencyKey}:${index}` } : {}),
+          contactId: contact.id,
+          to: recipient,
+          from: sender,
+          ...(replyTo ? { replyTo: { email: replyTo } } : {}),
+          subject: rendered.subject,
+          html: rendered.body,
+          headers: request.headers,
+          attachments: request.attachments,
+          category: "TRANSACTIONAL",
+          ...(template ? { templateId: template.id } : {}),
+        });
+        sent.push({ contactId: contact.id, contactEmail: contact.email });
+      }
+      const stored = await emails.enqueueAll(projectId, inputs);
+      return {
+        emails: sent.map((contact, index) => ({ ...contact, emailId: stored[index]?.id ?? "" })),
+        acceptedAt: new Date(),
+      };
+    },
+  };
+}

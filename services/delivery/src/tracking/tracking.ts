@@ -1,0 +1,98 @@
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { DomainError } from "@herald/errors";
+import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import type { Db } from "../db/client.js";
+import { findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
+import { requireProjectId } from "../domain/ids.js";
+import { writeEmailActivity } from "../events/email-activity-outbox.js";
+import type { LinkToken, LinkTokens } from "../links/link-tokens.js";
+import type { TrackingMode } from "./html-tracking.js";
+
+export type Tracking = ReturnType<typeof createTracking>;
+
+export interface Recipient {
+  email: string;
+  subscribed: boolean;
+}
+
+/** How long a replica trusts its copy of a project's tracking mode; a change on another replica shows within this. */
+const modeCacheMs = 30_000;
+
+const linkNotFound = () => new DomainError("not-found", "LINK_NOT_FOUND", "This link is not valid");
+
+/**
+ * What the links of an email do when followed: opens and clicks are recorded on the email
+ * (status moved forward, an email.open / email.click event written with it), and the
+ * recipient's pages read and change the contact's subscription through the contacts
+ * service. And each project's tracking mode, which decides whether an email gets links
+ * and a pixel at all.
+ */
+export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Client<typeof ContactsService>; nudgeOutbox: () => void }) {
+  const { db, tokens, contacts } = deps;
+  const modes = new Map<string, { mode: TrackingMode; until: number }>();
+
+  function read<Kind extends LinkToken["kind"]>(token: string, kind: Kind): Extract<LinkToken, { kind: Kind }> {
+    const link = tokens.read(token);
+    if (link?.kind !== kind) throw linkNotFound();
+    return link as Extract<LinkToken, { kind: Kind }>;
+  }
+
+  async function engage(projectId: string, emailId: string, click: { url: string } | undefined): Promise<void> {
+    const written = await db.$transaction(async (tx) => {
+      const engagement = await recordEngagement(tx, projectId, emailId, click !== undefined);
+      if (!engagement) return false;
+      if (engagement.firstOpen) await writeEmailActivity(tx, "email.open", engagement.email);
+      if (click) await writeEmailActivity(tx, "email.click", engagement.email, { url: click.url });
+      return engagement.firstOpen || click !== undefined;
+    });
+    if (written) deps.nudgeOutbox();
+  }
+
+  /** The contact behind a recipient link; LINK_NOT_FOUND when it was deleted since. */
+  async function recipientOf(link: Extract<LinkToken, { kind: "recipient" }>, subscribed?: boolean): Promise<Recipient> {
+    try {
+      const { contact } =
+        subscribed === undefined
+          ? await contacts.getContact({ projectId: link.projectId, contactId: link.contactId })
+          : await contacts.updateContact({ projectId: link.projectId, contactId: link.contactId, subscribed });
+      if (!contact) throw linkNotFound();
+      return { email: contact.email, subscribed: contact.subscribed };
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) throw linkNotFound();
+      throw error;
+    }
+  }
+
+  return {
+    /** Never fails on a bad token: the pixel answers the same whatever it was given. */
+    async recordOpen(token: string): Promise<void> {
+      const link = tokens.read(token);
+      if (link?.kind === "open") await engage(link.projectId, link.emailId, undefined);
+    },
+
+    /** Where the click leads; the click is recorded on the way (a click on a deleted email still leads there). */
+    async recordClick(token: string): Promise<string> {
+      const link = read(token, "click");
+      await engage(link.projectId, link.emailId, { url: link.url });
+      return link.url;
+    },
+
+    getRecipient: (token: string): Promise<Recipient> => recipientOf(read(token, "recipient")),
+
+    setSubscription: (token: string, subscribed: boolean): Promise<Recipient> => recipientOf(read(token, "recipient"), subscribed),
+
+    async modeOf(projectId: string): Promise<TrackingMode> {
+      const cached = modes.get(projectId);
+      if (cached && cached.until > Date.now()) return cached.mode;
+      const mode = (await findTrackingMode(db, requireProjectId(projectId))) ?? "enabled";
+      modes.set(projectId, { mode, until: Date.now() + modeCacheMs });
+      return mode;
+    },
+
+    async setMode(projectId: string, mode: TrackingMode): Promise<TrackingMode> {
+      await saveTrackingMode(db, requireProjectId(projectId), mode);
+      modes.set(projectId, { mode, until: Date.now() + modeCacheMs });
+      return mode;
+    },
+  };
+}

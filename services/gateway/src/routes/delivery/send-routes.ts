@@ -1,0 +1,116 @@
+import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
+import { projectOf } from "../../auth/authenticate.js";
+import { HttpProblem } from "../../http/errors.js";
+import type { Upstreams } from "../../upstreams.js";
+import { DataSchema, jsonDataOf } from "../contacts/json.js";
+import { iso } from "../shared-schemas.js";
+
+/**
+ * A whole message may be 40 MB (SPEC.md "Limits"); its attachments arrive base64-encoded
+ * in JSON, a third larger. Bodies past this are refused with 413 before they are parsed.
+ */
+const sendBodyLimit = 56 * 1024 * 1024;
+
+const Mailbox = Type.Object({ email: Type.String({ maxLength: 1_000 }), name: Type.Optional(Type.String({ maxLength: 1_000 })) });
+const Recipient = Type.Union([Type.String({ maxLength: 1_000 }), Mailbox]);
+
+const SendBody = Type.Object({
+  to: Type.Union([Recipient, Type.Array(Recipient)]),
+  subject: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String()),
+  template: Type.Optional(Type.String({ maxLength: 100 })),
+  from: Type.Optional(Recipient),
+  name: Type.Optional(Type.String({ maxLength: 1_000 })),
+  subscribed: Type.Optional(Type.Boolean()),
+  data: Type.Optional(DataSchema),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  reply: Type.Optional(Type.String({ maxLength: 1_000 })),
+  attachments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        filename: Type.String({ maxLength: 1_000 }),
+        content: Type.String(),
+        contentType: Type.String({ maxLength: 255 }),
+      }),
+      // Counted again by delivery (10); this only bounds the work of a hostile body.
+      { maxItems: 100 },
+    ),
+  ),
+});
+
+const SendAnswer = Type.Object({
+  success: Type.Boolean(),
+  data: Type.Object({
+    emails: Type.Array(Type.Object({ contact: Type.Object({ id: Type.String(), email: Type.String() }), email: Type.String() })),
+    timestamp: Type.String(),
+  }),
+});
+
+const base64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
+
+const mailboxOf = (recipient: string | { email: string; name?: string }) =>
+  typeof recipient === "string" ? { email: recipient, name: "" } : { email: recipient.email, name: recipient.name ?? "" };
+
+function decodeAttachment(content: string, index: number): Uint8Array {
+  if (!base64.test(content)) {
+    throw new HttpProblem({
+      statusCode: 422,
+      code: "VALIDATION_ERROR",
+      message: `Invalid attachments[${index}].content: it must be base64`,
+      errors: [{ field: `attachments[${index}].content`, message: "must be base64", code: "invalid_string" }],
+    });
+  }
+  return Buffer.from(content, "base64");
+}
+
+export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { emails } = deps.upstreams;
+
+  api.post(
+    "/v1/send",
+    {
+      config: { auth: "secret", idempotency: true },
+      bodyLimit: sendBodyLimit,
+      schema: {
+        tags: ["Send"],
+        summary: "Send a transactional email to one or more recipients, creating or updating each as a contact (secret key)",
+        security: [{ secretKey: [] }],
+        body: SendBody,
+        response: { 200: SendAnswer },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const header = request.headers["idempotency-key"];
+      const answer = await emails.sendEmail({
+        projectId: projectOf(request),
+        idempotencyKey: typeof header === "string" ? header : "",
+        to: (Array.isArray(body.to) ? body.to : [body.to]).map(mailboxOf),
+        subject: body.subject,
+        body: body.body,
+        templateId: body.template ?? "",
+        from: body.from === undefined ? undefined : mailboxOf(body.from),
+        // SPEC.md: the deprecated name counts only beside a from given as a string.
+        senderName: typeof body.from === "string" || body.from === undefined ? (body.name ?? "") : "",
+        subscribed: body.subscribed,
+        data: jsonDataOf(body.data),
+        headers: body.headers ?? {},
+        replyTo: body.reply ?? "",
+        attachments: (body.attachments ?? []).map((attachment, index) => ({
+          filename: attachment.filename,
+          content: decodeAttachment(attachment.content, index),
+          contentType: attachment.contentType,
+        })),
+      });
+      return {
+        success: true,
+        data: {
+          emails: answer.emails.map((sent) => ({ contact: { id: sent.contactId, email: sent.contactEmail }, email: sent.emailId })),
+          timestamp: iso(answer.acceptedAt) ?? new Date().toISOString(),
+        },
+      };
+    },
+  );
+}

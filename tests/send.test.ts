@@ -1,0 +1,335 @@
+import { randomUUID } from "node:crypto";
+import { Resolver } from "node:dns/promises";
+import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { dkimVerify } from "mailauth";
+import { type ParsedMail, simpleParser } from "mailparser";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { verifiedDomain } from "./support/domains.js";
+import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
+import type { Contact, ErrorBody } from "./support/resources.js";
+
+const { stack, dns: dnsServer, smtp } = inject("herald");
+const call = restClient(stack.gatewayUrl);
+const dns = testDnsClient(dnsServer.controlUrl);
+const sink = testSmtpSinkClient(smtp.controlUrl);
+
+type SendAnswer = { success: true; data: { emails: Array<{ contact: { id: string; email: string }; email: string }>; timestamp: string } };
+
+/** The message the stack delivered to this address (waits for it). */
+async function received(address: string): Promise<ParsedMail & { raw: string }> {
+  const [message] = await sink.waitForMessages(1, { to: address, timeoutMs: 20_000 });
+  if (!message) throw new Error(`nothing arrived for ${address}`);
+  return Object.assign(await simpleParser(message.raw), { raw: message.raw });
+}
+
+describe("POST /v1/send", () => {
+  let project: CreatedProject;
+  let other: CreatedProject;
+  let key: string;
+  let domain: string;
+  let otherDomain: string;
+
+  beforeAll(async () => {
+    project = await createProject(call, (await signUp(call, "send")).cookie, "Send");
+    other = await createProject(call, (await signUp(call, "send-other")).cookie, "Other");
+    key = project.secretKey;
+    [domain, otherDomain] = (
+      await Promise.all([verifiedDomain(call, dns, key, "send"), verifiedDomain(call, dns, other.secretKey, "send-other")])
+    ).map((verified) => verified.domain) as [string, string];
+  });
+
+  const send = (body: Record<string, unknown>, options: { key?: string; headers?: Record<string, string> } = {}) =>
+    call<SendAnswer>("POST", "/v1/send", { key: options.key ?? key, body, ...(options.headers ? { headers: options.headers } : {}) });
+  const refused = (body: Record<string, unknown>, options: { key?: string; headers?: Record<string, string> } = {}) =>
+    call<ErrorBody>("POST", "/v1/send", { key: options.key ?? key, body, ...(options.headers ? { headers: options.headers } : {}) });
+  const contactOf = async (id: string) => (await call<Contact>("GET", `/contacts/${id}`, { key })).body;
+  const basic = (overrides: Record<string, unknown> = {}) => ({
+    to: uniqueEmail("rcpt"),
+    from: `hello@${domain}`,
+    subject: "Hello",
+    body: "<p>Hello</p>",
+    ...overrides,
+  });
+
+  it("sends a DKIM-signed email that verifies against the published record, and answers the success body", async () => {
+    const to = uniqueEmail("dkim");
+    const answer = await send(
+      basic({ to, subject: "Welcome aboard", body: "<h1>Hi</h1><p>Your <a href='https://example.com'>account</a></p>" }),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body.success).toBe(true);
+    expect(answer.body.data.emails).toHaveLength(1);
+    const [sent] = answer.body.data.emails;
+    expect(sent?.contact.email).toBe(to);
+    expect(sent?.email).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isNaN(Date.parse(answer.body.data.timestamp))).toBe(false);
+
+    const message = await received(to);
+    expect(message.subject).toBe("Welcome aboard");
+    expect(message.from?.value[0]?.address).toBe(`hello@${domain}`);
+    expect(message.messageId).toMatch(new RegExp(`@${domain.replaceAll(".", "\\.")}>$`));
+    expect(message.html).toContain("<h1>Hi</h1>");
+    // The plain-text part is generated from the HTML.
+    // Tracked: the link goes through the gateway's click redirect.
+    expect(message.text?.replace(/\s+/g, " ")).toContain(`Your account [${stack.gatewayUrl}/t/c/`);
+    const resolver = new Resolver();
+    resolver.setServers([dnsServer.address]);
+    const verification = await dkimVerify(Buffer.from(message.raw), {
+      resolver: (name: string, type: string) => resolver.resolve(name, type as "TXT"),
+      strict: true,
+    });
+    expect(verification.results.map((result) => result.status?.result)).toEqual(["pass"]);
+    expect(verification.results[0]?.signingDomain).toBe(domain);
+  });
+
+  it("creates a new recipient unsubscribed, keeps an existing one's state, and applies subscribed when given", async () => {
+    const fresh = await send(basic());
+    expect((await contactOf(fresh.body.data.emails[0]?.contact.id ?? "")).subscribed).toBe(false);
+
+    const email = uniqueEmail("subscribed");
+    const created = await call<Contact>("POST", "/contacts", { key, body: { email } });
+    expect(created.body.subscribed).toBe(true);
+    await send(basic({ to: email }));
+    expect((await contactOf(created.body.id)).subscribed).toBe(true);
+    await send(basic({ to: email, subscribed: false }));
+    expect((await contactOf(created.body.id)).subscribed).toBe(false);
+    const events = await call<{ data: Array<{ name: string }> }>("GET", `/events/contact/${created.body.id}`, { key });
+    expect(events.body.data.map((event) => event.name)).toContain("contact.unsubscribed");
+
+    const subscribedNew = await send(basic({ subscribed: true }));
+    expect((await contactOf(subscribedNew.body.data.emails[0]?.contact.id ?? "")).subscribed).toBe(true);
+  });
+
+  it("accepts to as a string, an object and a list, rendering each recipient with its own data", async () => {
+    const [ann, bob, cid] = [uniqueEmail("ann"), uniqueEmail("bob"), uniqueEmail("cid")];
+    await call("POST", "/contacts", { key, body: { email: ann, data: { first: "Ann" } } });
+    await call("POST", "/contacts", { key, body: { email: bob, data: { first: "Bob" } } });
+    const answer = await send(basic({ to: [ann, { name: "Bob B", email: bob }, { email: cid }], body: "<p>Hi {{first ?? 'there'}}</p>" }));
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.emails.map((sent) => sent.contact.email)).toEqual([ann, bob, cid]);
+    expect(new Set(answer.body.data.emails.map((sent) => sent.email)).size).toBe(3);
+    expect((await received(ann)).html).toContain("Hi Ann");
+    const toBob = await received(bob);
+    expect(toBob.html).toContain("Hi Bob");
+    expect(toBob.to && !Array.isArray(toBob.to) ? toBob.to.value[0] : undefined).toEqual({ address: bob, name: "Bob B" });
+    expect((await received(cid)).html).toContain("Hi there");
+
+    const single = uniqueEmail("object");
+    expect((await send(basic({ to: { email: single } }))).status).toBe(200);
+    await received(single);
+  });
+
+  it("applies the data rules: stored values, one-off values used for this send only, null deletes, reserved keys dropped", async () => {
+    const email = uniqueEmail("data");
+    await call("POST", "/contacts", { key, body: { email, data: { plan: "free", old: "x" } } });
+    const answer = await send(
+      basic({
+        to: email,
+        body: "<p>{{plan}} {{coupon}} {{profile.tier ?? 'none'}} {{email}}</p>",
+        data: { plan: "pro", coupon: { value: "SAVE10", persistent: false }, old: null, herald_id: "forged", email: "forged@example.com" },
+      }),
+    );
+    expect(answer.status).toBe(200);
+    expect((await received(email)).html).toContain(`pro SAVE10 none ${email}`);
+    const contact = await contactOf(answer.body.data.emails[0]?.contact.id ?? "");
+    expect(contact.data).toEqual({ plan: "pro" });
+  });
+
+  it("renders with the SPEC.md rules, including the generated links and fields with spaces", async () => {
+    const email = uniqueEmail("render");
+    const answer = await send(
+      basic({
+        to: email,
+        subject: '{{ "first name" }} {{first name | upcase}}',
+        body: '<p>{{data["first name"] | capitalize}} {% if vip %}VIP{% endif %} <a href="{{unsubscribeUrl}}">unsubscribe</a> {{manageUrl}}</p>',
+        data: { "first name": "zoe", vip: true },
+      }),
+    );
+    expect(answer.status).toBe(200);
+    const message = await received(email);
+    expect(message.subject).toBe("first name ZOE");
+    expect(message.html).toContain("Zoe VIP");
+    // The links point at the gateway (PUBLIC_URL).
+    expect(message.html).toContain(`href="${stack.gatewayUrl}/unsubscribe/`);
+    expect(message.html).toMatch(/\/manage\/[A-Za-z0-9_-]{40,}/);
+  });
+
+  it("takes subject, body, sender and reply-to from a template, explicit fields overriding", async () => {
+    const template = await call<{ id: string }>("POST", "/templates", {
+      key,
+      body: {
+        name: "Receipt",
+        subject: "Receipt for {{order}}",
+        body: "<p>Order {{order}} total {{total}}</p>",
+        from: `billing@${domain}`,
+        fromName: "Billing",
+        replyTo: `support@${domain}`,
+        type: "TRANSACTIONAL",
+      },
+    });
+    expect(template.status).toBe(201);
+    const plain = uniqueEmail("tpl");
+    const answer = await send({ to: plain, template: template.body.id, data: { order: "A-1", total: 12 } });
+    expect(answer.status).toBe(200);
+    const message = await received(plain);
+    expect(message.subject).toBe("Receipt for A-1");
+    expect(message.html).toContain("Order A-1 total 12");
+    expect(message.from?.value[0]).toEqual({ address: `billing@${domain}`, name: "Billing" });
+    expect(message.replyTo?.value[0]?.address).toBe(`support@${domain}`);
+
+    const overridden = uniqueEmail("tpl-override");
+    const second = await send({
+      to: overridden,
+      template: template.body.id,
+      subject: "Your receipt",
+      from: { name: "Shop", email: `shop@${domain}` },
+      reply: `help@${domain}`,
+      data: { order: "B-2", total: 3 },
+    });
+    expect(second.status).toBe(200);
+    const overriddenMessage = await received(overridden);
+    expect(overriddenMessage.subject).toBe("Your receipt");
+    expect(overriddenMessage.html).toContain("Order B-2");
+    expect(overriddenMessage.from?.value[0]).toEqual({ address: `shop@${domain}`, name: "Shop" });
+    expect(overriddenMessage.replyTo?.value[0]?.address).toBe(`help@${domain}`);
+
+    expect((await refused({ to: plain, template: randomUUID() })).status).toBe(404);
+    const invalidId = await refused({ to: plain, template: "not-a-uuid" });
+    expect(invalidId.status).toBe(422);
+    expect(invalidId.body.error.errors?.[0]?.field).toBe("template");
+    // Another project's template is not found with this project's key.
+    expect((await refused({ to: plain, template: template.body.id }, { key: other.secretKey })).status).toBe(404);
+  });
+
+  it("uses the deprecated name only beside a from given as a string", async () => {
+    const [first, second] = [uniqueEmail("name"), uniqueEmail("name-object")];
+    await send(basic({ to: first, from: `team@${domain}`, name: "The Team" }));
+    expect((await received(first)).from?.value[0]).toEqual({ address: `team@${domain}`, name: "The Team" });
+    await send(basic({ to: second, from: { email: `team@${domain}` }, name: "Ignored" }));
+    expect((await received(second)).from?.value[0]?.name).toBe("");
+  });
+
+  it("delivers custom headers and attachments", async () => {
+    const email = uniqueEmail("attach");
+    const pdf = Buffer.from("%PDF-1.4 a tiny document");
+    const answer = await send(
+      basic({
+        to: email,
+        headers: { "X-Order-Id": "A-42" },
+        attachments: [{ filename: "invoice.pdf", content: pdf.toString("base64"), contentType: "application/pdf" }],
+      }),
+    );
+    expect(answer.status).toBe(200);
+    const message = await received(email);
+    expect(message.headers.get("x-order-id")).toBe("A-42");
+    expect(message.attachments).toHaveLength(1);
+    expect(message.attachments[0]?.filename).toBe("invoice.pdf");
+    expect(message.attachments[0]?.contentType).toBe("application/pdf");
+    expect(Buffer.compare(message.attachments[0]?.content ?? Buffer.alloc(0), pdf)).toBe(0);
+  });
+
+  it.each([
+    ["a missing to", { to: undefined }, "to"],
+    ["an empty list of recipients", { to: [] }, "to"],
+    ["an invalid recipient", { to: "not-an-address" }, "to"],
+    ["an invalid recipient in a list", { to: [uniqueEmail(), "nope"] }, "to[1]"],
+    ["a missing subject", { subject: undefined }, "subject"],
+    ["an empty subject", { subject: "" }, "subject"],
+    ["a subject of 999 characters", { subject: "s".repeat(999) }, "subject"],
+    ["a subject with a newline", { subject: "Hello\nBcc: x@example.com" }, "subject"],
+    ["a missing body", { body: undefined }, "body"],
+    ["an empty body", { body: "" }, "body"],
+    ["a missing from", { from: undefined }, "from"],
+    ["an invalid from", { from: "nobody" }, "from"],
+    ["a header value with CR LF", { headers: { "X-Test": "a\r\nBcc: x@example.com" } }, "headers.X-Test"],
+    ["a header name with LF", { headers: { "X-\nTest": "a" } }, "headers.X-\nTest"],
+    ["a header value of 999 characters", { headers: { "X-Long": "v".repeat(999) } }, "headers.X-Long"],
+    ["an invalid reply", { reply: "not-an-address" }, "reply"],
+    [
+      "eleven attachments",
+      { attachments: Array.from({ length: 11 }, (_, index) => ({ filename: `${index}.txt`, content: "aGk=", contentType: "text/plain" })) },
+      "attachments",
+    ],
+    [
+      "attachments over 10 MB together",
+      {
+        attachments: [
+          { filename: "a.bin", content: Buffer.alloc(6 * 1024 * 1024).toString("base64"), contentType: "application/octet-stream" },
+          { filename: "b.bin", content: Buffer.alloc(5 * 1024 * 1024).toString("base64"), contentType: "application/octet-stream" },
+        ],
+      },
+      "attachments",
+    ],
+    [
+      "an attachment that is not base64",
+      { attachments: [{ filename: "a.txt", content: "**", contentType: "text/plain" }] },
+      "attachments[0].content",
+    ],
+    ["a body that is not valid Liquid", { body: "<p>\n{{ name | nosuchfilter }}</p>" }, "body"],
+  ])("refuses %s with 422 naming the field, and sends nothing", async (_label, overrides, field) => {
+    const to = uniqueEmail("refused");
+    const body = basic({ to, ...overrides });
+    for (const [name, value] of Object.entries(body)) if (value === undefined) delete (body as Record<string, unknown>)[name];
+    const answer = await refused(body);
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.code).toBe("VALIDATION_ERROR");
+    expect(answer.body.error.errors?.map((error) => error.field)).toContain(field);
+    const lookup = await call<{ data: Contact[] }>("GET", `/contacts?search=${encodeURIComponent(to)}`, { key });
+    expect(lookup.body.data).toEqual([]);
+  });
+
+  it("names the line of a Liquid error", async () => {
+    const answer = await refused(basic({ body: "<p>one</p>\n<p>{{ name | nosuchfilter }}</p>" }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.message).toMatch(/line 2/);
+  });
+
+  it("refuses a sender whose domain is not verified for the project with 403", async () => {
+    const unverified = await refused(basic({ from: `hello@unverified-${randomUUID().slice(0, 8)}.herald.test` }));
+    expect(unverified.status).toBe(403);
+    expect(unverified.body.error.message).toMatch(/unverified-.*not verified/);
+    // Another project's verified domain is not this project's.
+    const foreign = await refused(basic({ from: `hello@${otherDomain}` }));
+    expect(foreign.status).toBe(403);
+  });
+
+  it("needs a secret key", async () => {
+    expect((await refused(basic(), { key: project.publicKey })).status).toBe(401);
+    expect((await call("POST", "/v1/send", { body: basic() })).status).toBe(401);
+  });
+
+  it("refuses a reused Idempotency-Key with 409 and sends the email once", async () => {
+    const to = uniqueEmail("idem");
+    const headers = { "Idempotency-Key": `send-${randomUUID()}` };
+    expect((await send(basic({ to }), { headers })).status).toBe(200);
+    const again = await refused(basic({ to }), { headers });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    await received(to);
+    // Give a duplicate time to show up if one had been queued.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await sink.messages(to)).toHaveLength(1);
+  });
+
+  it("refuses an address that bounced for good in this project, and only in this project", async () => {
+    const to = uniqueEmail("bounce");
+    await sink.rejectRecipient(to, { code: 550, message: "5.1.1 no such user" });
+    try {
+      const first = await send(basic({ to }));
+      expect(first.status).toBe(200);
+      const deadline = Date.now() + 20_000;
+      let answer = await refused(basic({ to }));
+      while (answer.status === 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        answer = await refused(basic({ to }));
+      }
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.code).toBe("RECIPIENT_SUPPRESSED");
+      expect(answer.body.error.details).toEqual({ email: to });
+      // The other project never sent to it: not suppressed there.
+      expect((await send(basic({ to, from: `hello@${otherDomain}` }), { key: other.secretKey })).status).toBe(200);
+    } finally {
+      await sink.acceptRecipient(to);
+    }
+  });
+});
