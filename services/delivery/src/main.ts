@@ -4,7 +4,7 @@ import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUr
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import { loadConfig } from "./config.js";
-import { createDb } from "./db/client.js";
+import { createDb, createSqlPool } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
 import { createTxtLookup } from "./domains/txt-lookup.js";
@@ -37,6 +37,7 @@ try {
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
   });
   const db = createDb(config.DATABASE_URL, schema);
+  const pool = createSqlPool(config.DATABASE_URL, schema, (error) => logger.warn({ err: error }, "an idle database connection failed"));
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
@@ -74,6 +75,7 @@ try {
       : undefined;
   const dispatcher = createDispatcher({
     db,
+    pool,
     logger,
     provider,
     encryptionKey: config.dkimEncryptionKey,
@@ -90,6 +92,7 @@ try {
   const tracking = createTracking({ db, tokens, contacts, nudgeOutbox: () => relay.nudge() });
   const emails = createEmails({
     db,
+    pool,
     nudgeDispatcher: () => dispatcher.nudge(),
     links: { tokens, publicUrl: config.PUBLIC_URL, modeOf: tracking.modeOf },
   });
@@ -130,6 +133,7 @@ try {
     () => lifecycle.stop(),
     () => relay.stop(),
     () => db.$disconnect(),
+    () => pool.end(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

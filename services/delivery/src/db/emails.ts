@@ -1,3 +1,4 @@
+import type pg from "pg";
 import type { Db } from "./client.js";
 import type { Email, Prisma } from "./generated/client.js";
 
@@ -36,26 +37,63 @@ export interface StoredAttachment {
 export type Tx = Prisma.TransactionClient;
 
 /**
- * Stores a new email, or finds the one enqueued before with the same idempotency key:
- * one statement, so two calls racing with one key both answer the same id.
+ * Stores new emails of one project in one statement (all or none), on pg directly: the
+ * enqueue path of /v1/send and of campaigns. An email whose idempotency key the project
+ * used before is not stored again: its answer is the earlier email's id, `created` false
+ * (also when two calls race with one key: the unique index decides).
  */
-export async function insertEmail(db: Db | Tx, row: NewEmailRow): Promise<{ id: string; created: boolean }> {
-  const inserted = await db.$queryRaw<Array<{ id: string }>>`
-    INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
-      subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
-    VALUES (${row.id}::uuid, ${row.projectId}::uuid, ${row.contactId}::uuid, ${row.idempotencyKey}, ${row.toEmail}, ${row.toName},
-      ${row.fromEmail}, ${row.fromName}, ${row.replyTo}, ${row.subject}, ${row.html}, ${JSON.stringify(row.headers)}::jsonb,
-      ${JSON.stringify(row.attachments)}::jsonb, ${row.listUnsubscribe === null ? null : JSON.stringify(row.listUnsubscribe)}::jsonb,
-      ${row.templateId}::uuid, ${row.campaignId}::uuid, ${row.workflowId}::uuid, ${row.category}, ${row.messageId})
-    ON CONFLICT (project_id, idempotency_key) DO NOTHING
-    RETURNING id::text AS id`;
-  if (inserted[0]) return { id: inserted[0].id, created: true };
-  const existing = await db.email.findFirst({
-    where: { projectId: row.projectId, idempotencyKey: row.idempotencyKey },
-    select: { id: true },
+export async function insertEmails(
+  pool: pg.Pool,
+  projectId: string,
+  rows: readonly NewEmailRow[],
+): Promise<Array<{ id: string; created: boolean }>> {
+  const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
+  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+  const { rows: inserted } = await pool.query<{ id: string }>(
+    `INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
+       subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+       $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[])
+     ON CONFLICT (project_id, idempotency_key) DO NOTHING
+     RETURNING id::text AS id`,
+    [
+      column((row) => row.id),
+      column(() => projectId),
+      column((row) => row.contactId),
+      column((row) => row.idempotencyKey),
+      column((row) => row.toEmail),
+      column((row) => row.toName),
+      column((row) => row.fromEmail),
+      column((row) => row.fromName),
+      column((row) => row.replyTo),
+      column((row) => row.subject),
+      column((row) => row.html),
+      column((row) => json(row.headers)),
+      column((row) => json(row.attachments)),
+      column((row) => json(row.listUnsubscribe)),
+      column((row) => row.templateId),
+      column((row) => row.campaignId),
+      column((row) => row.workflowId),
+      column((row) => row.category),
+      column((row) => row.messageId),
+    ],
+  );
+  const created = new Set(inserted.map((row) => row.id));
+  const keysTaken = rows.filter((row) => !created.has(row.id)).map((row) => row.idempotencyKey);
+  const earlier = new Map<string, string>();
+  if (keysTaken.length > 0) {
+    const { rows: found } = await pool.query<{ id: string; key: string }>(
+      "SELECT id::text AS id, idempotency_key AS key FROM emails WHERE project_id = $1::uuid AND idempotency_key = ANY($2::text[])",
+      [projectId, keysTaken],
+    );
+    for (const row of found) earlier.set(row.key, row.id);
+  }
+  return rows.map((row) => {
+    if (created.has(row.id)) return { id: row.id, created: true };
+    const id = row.idempotencyKey === null ? undefined : earlier.get(row.idempotencyKey);
+    if (!id) throw new Error("an email conflicted on its idempotency key and cannot be found");
+    return { id, created: false };
   });
-  if (!existing) throw new Error("an email conflicted on its idempotency key and cannot be found");
-  return { id: existing.id, created: false };
 }
 
 export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailRow | null> =>
@@ -72,17 +110,6 @@ export async function suppressedAmong(db: Db, rows: ReadonlyArray<{ projectId: s
     select: { projectId: true, email: true },
   });
   return new Set(found.map((row) => `${row.projectId} ${row.email}`));
-}
-
-/** Records that the project no longer sends to the address; a second bounce keeps the first record. */
-export async function suppress(
-  tx: Tx,
-  row: { projectId: string; email: string; reason: "bounce" | "complaint"; detail: string; emailId: string },
-) {
-  await tx.$executeRaw`
-    INSERT INTO suppressions (project_id, email, reason, detail, email_id)
-    VALUES (${row.projectId}::uuid, ${row.email}, ${row.reason}, ${row.detail}, ${row.emailId}::uuid)
-    ON CONFLICT (project_id, email) DO NOTHING`;
 }
 
 /**
@@ -125,20 +152,3 @@ export type SendingOutcome =
   | { status: "SENT"; providerMessageId: string; providerResponse: string; sentAt: Date }
   | { status: "PENDING"; lastError: string; nextAttemptAt: Date }
   | { status: "BOUNCED" | "FAILED"; lastError: string };
-
-/**
- * Moves a SENDING email to its outcome; false when it is no longer SENDING (another
- * dispatcher took it over after its lease lapsed and finished first), in which case the
- * caller writes no event: each transition is recorded once.
- */
-export async function finishSending(tx: Tx, id: string, outcome: SendingOutcome): Promise<boolean> {
-  const now = new Date();
-  const data: Prisma.EmailUpdateManyMutationInput =
-    outcome.status === "SENT"
-      ? { ...outcome, lockedUntil: null, lastError: null, updatedAt: now }
-      : { ...outcome, lockedUntil: null, updatedAt: now };
-  // A success also ends an email that another dispatcher put back PENDING meanwhile: it was sent, and must not be sent again.
-  const from = outcome.status === "SENT" ? ["SENDING", "PENDING"] : ["SENDING"];
-  const { count } = await tx.email.updateMany({ where: { id, status: { in: from } }, data });
-  return count === 1;
-}

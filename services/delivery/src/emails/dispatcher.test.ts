@@ -121,6 +121,34 @@ describe("the send queue", () => {
     expect(harness.sink.messages(to)).toHaveLength(1);
   });
 
+  it("enqueues a batch of one project together, answering each email as EnqueueEmail would", async () => {
+    const recipients = Array.from({ length: 5 }, () => randomRecipient("batch"));
+    const request = (to: string, index: number) => ({
+      projectId,
+      idempotencyKey: `batch-${to}`,
+      to: { email: to, name: "" },
+      from: { email: `news@${domain.domain}`, name: "" },
+      subject: `Batch ${index}`,
+      html: "<p>Batch</p>",
+    });
+    const first = await harness.emails.enqueueEmails({ emails: recipients.map(request) });
+    expect(first.emails.map((email) => email.created)).toEqual([true, true, true, true, true]);
+    // Again with one new email: the four known keys answer their emails, the new one is stored.
+    const extra = randomRecipient("batch");
+    const again = await harness.emails.enqueueEmails({ emails: [...recipients.slice(1), extra].map(request) });
+    expect(again.emails.map((email) => email.emailId).slice(0, 4)).toEqual(first.emails.map((email) => email.emailId).slice(1));
+    expect(again.emails.map((email) => email.created)).toEqual([false, false, false, false, true]);
+    for (const { emailId } of [...first.emails, ...again.emails]) await settled(projectId, emailId, EmailStatus.SENT);
+    for (const to of [...recipients, extra]) expect(harness.sink.messages(to)).toHaveLength(1);
+
+    // All or nothing: one bad email refuses the batch, and mixing projects is refused.
+    const refused = [randomRecipient("refused"), "not-an-address"];
+    await expectFailure(harness.emails.enqueueEmails({ emails: refused.map(request) }), Code.InvalidArgument, "VALIDATION_ERROR");
+    expect(harness.sink.messages(refused[0] ?? "")).toHaveLength(0);
+    const mixed = [request(randomRecipient(), 0), { ...request(randomRecipient(), 1), projectId: newProjectId() }];
+    await expectFailure(harness.emails.enqueueEmails({ emails: mixed }), Code.InvalidArgument, "VALIDATION_ERROR");
+  });
+
   it("retries a recipient refused with 451 after a backoff and sends it once the server accepts", async () => {
     const to = randomRecipient("greylisted");
     harness.sink.rejectRecipient(to, { code: 451, message: "4.7.1 greylisted, try again later" });

@@ -1,25 +1,20 @@
 import type { Logger } from "@herald/platform";
+import type pg from "pg";
 import type { Db } from "../db/client.js";
-import {
-  claimDueEmails,
-  type EmailRow,
-  finishSending,
-  releaseEmails,
-  type SendingOutcome,
-  type StoredAttachment,
-  suppress,
-  suppressedAmong,
-} from "../db/emails.js";
+import { claimDueEmails, type EmailRow, releaseEmails, type SendingOutcome, type StoredAttachment, suppressedAmong } from "../db/emails.js";
+import { type OutcomeWrite, recordOutcomes } from "../db/outcomes.js";
 import { domainOfAddress } from "../domain/email-input.js";
 import { canRetry, type RetryPolicy, retryDelayMs } from "../domain/send-retry.js";
 import { createKeyedTokenBuckets, createTokenBucket } from "../domain/token-bucket.js";
 import { decryptPrivateKey } from "../domains/dkim-keys.js";
-import { type EmailActivityType, writeEmailActivity } from "../events/email-activity-outbox.js";
+import { type EmailActivityType, emailActivityEvent } from "../events/email-activity-outbox.js";
 import { type DkimSigningKey, type MailProvider, SendFailure } from "../providers/mail-provider.js";
 import type { OutgoingEmail } from "../providers/message.js";
 
 export interface DispatcherOptions {
   db: Db;
+  /** The connections outcomes are recorded on, without Prisma (db/outcomes.ts). */
+  pool: pg.Pool;
   logger: Logger;
   /** Undefined when SMTP_URL is unset: the dispatcher then sends nothing and emails wait PENDING. */
   provider: MailProvider | undefined;
@@ -41,6 +36,9 @@ export interface DispatcherOptions {
   /** Called after a transaction wrote to the outbox. */
   nudgeOutbox?: () => void;
 }
+
+/** Outcomes written in one transaction at most. */
+const maxOutcomeBatch = 200;
 
 export interface Dispatcher {
   start(): void;
@@ -181,37 +179,62 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  /** Records an outcome and its event; retried a few times, since an unrecorded send is sent again after the lease. */
-  async function record(row: EmailRow, outcome: Outcome): Promise<void> {
-    const { event, suppressAddress, ...change } = outcome;
+  /**
+   * Outcomes waiting to be recorded. They are written in batches (db/outcomes.ts): while
+   * one batch is being written, the outcomes that arrive meanwhile gather for the next.
+   */
+  const unrecorded: Array<{ write: OutcomeWrite; done: () => void }> = [];
+  let writing: Promise<void> | undefined;
+
+  /** Writes a batch; retried a few times, since an unrecorded send is sent again after the lease. */
+  async function writeBatch(writes: OutcomeWrite[]): Promise<void> {
     for (let tries = 1; ; tries++) {
       try {
-        await db.$transaction(async (tx) => {
-          if (!(await finishSending(tx, row.id, change))) return;
-          if (suppressAddress) {
-            await suppress(tx, {
-              projectId: row.projectId,
-              email: row.toEmail,
-              reason: "bounce",
-              detail: reasonOf(change),
-              emailId: row.id,
-            });
-          }
-          await writeEmailActivity(tx, event, row, { reason: reasonOf(change) });
-        });
+        await recordOutcomes(options.pool, writes);
         options.nudgeOutbox?.();
         return;
       } catch (error) {
         if (tries >= 5 || killed) {
           logger.error(
-            { err: error, emailId: row.id, status: change.status },
-            "cannot record an email's outcome; it is sent again once its lease lapses",
+            { err: error, emails: writes.length },
+            "cannot record the outcome of sent emails; they are sent again once their lease lapses",
           );
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
       }
     }
+  }
+
+  function writeUnrecorded(): void {
+    if (writing) return;
+    writing = (async () => {
+      // The outcomes of this turn of the event loop join the first batch.
+      await new Promise((resolve) => setImmediate(resolve));
+      while (unrecorded.length > 0) {
+        const batch = unrecorded.splice(0, maxOutcomeBatch);
+        await writeBatch(batch.map((item) => item.write));
+        for (const item of batch) item.done();
+      }
+    })().finally(() => {
+      writing = undefined;
+      if (unrecorded.length > 0) writeUnrecorded();
+    });
+  }
+
+  /** Records an outcome and its event; resolves once written (or given up on). */
+  function record(row: EmailRow, outcome: Outcome): Promise<void> {
+    const { event, suppressAddress, ...change } = outcome;
+    const write: OutcomeWrite = {
+      emailId: row.id,
+      outcome: change,
+      event: emailActivityEvent(event, row, { reason: reasonOf(change) }),
+      ...(suppressAddress ? { suppress: { projectId: row.projectId, email: row.toEmail, detail: reasonOf(change) } } : {}),
+    };
+    return new Promise((resolve) => {
+      unrecorded.push({ write, done: resolve });
+      writeUnrecorded();
+    });
   }
 
   function track(work: Promise<void>): void {

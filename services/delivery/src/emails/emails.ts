@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { DomainError, validationFailed } from "@herald/errors";
+import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { type EmailRow, findEmail, insertEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
+import { type EmailRow, findEmail, insertEmails, type NewEmailRow, suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
@@ -72,7 +73,7 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
  * suppressions, and stored as PENDING. Storing the row is the whole acknowledgement: the
  * dispatcher finds it there, whatever happens to this process afterwards.
  */
-export function createEmails(deps: { db: Db; nudgeDispatcher?: () => void; links?: EmailLinks }) {
+export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: () => void; links?: EmailLinks }) {
   const { db } = deps;
 
   /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
@@ -113,14 +114,7 @@ export function createEmails(deps: { db: Db; nudgeDispatcher?: () => void; links
       projectId,
       rows.map((row) => row.toEmail),
     );
-    const results =
-      rows.length === 1
-        ? [await insertEmail(db, rows[0] as NewEmailRow)]
-        : await db.$transaction(async (tx) => {
-            const stored: Array<{ id: string; created: boolean }> = [];
-            for (const row of rows) stored.push(await insertEmail(tx, row));
-            return stored;
-          });
+    const results = await insertEmails(deps.pool, projectId, rows);
     if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
     return results;
   }

@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import { createEnvelope, topics, writeOutboxEvent } from "@herald/kafka";
+import { createEnvelope, encodeEnvelope, partitionKeyOf, topics } from "@herald/kafka";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { insertActivity } from "../db/activity.js";
+import { context, propagation } from "@opentelemetry/api";
+import { insertActivity, type NewActivityRow } from "../db/activity.js";
 import type { Tx } from "../db/emails.js";
 import type { EmailCategory as CategoryName } from "../domain/email-input.js";
 
@@ -41,17 +42,18 @@ export interface EmailActivityFacts {
   attempts: number;
 }
 
-/**
- * Writes one email-activity event into the outbox and the same fact into email_activity (the
- * activity feed and send analytics), in the transaction of the status change it reports: the
- * one place that does both, so nothing is published that the feed does not show, nor the reverse.
- */
-export async function writeEmailActivity(
-  tx: Tx,
+/** One email-activity event as both its rows: the outbox row that publishes it and the email_activity row that shows it. */
+export interface EmailActivityEvent {
+  outbox: { eventId: string; topic: string; key: string; payload: Uint8Array; headers: string };
+  activity: NewActivityRow;
+}
+
+/** Builds an event's two rows; writeEmailActivity and the dispatcher's batched writer (db/outcomes.ts) write them. */
+export function emailActivityEvent(
   type: EmailActivityType,
   email: EmailActivityFacts,
   details: { reason?: string; url?: string; occurredAt?: Date } = {},
-): Promise<void> {
+): EmailActivityEvent {
   const occurredAt = details.occurredAt ?? new Date();
   const envelope = createEnvelope({
     type,
@@ -72,19 +74,49 @@ export async function writeEmailActivity(
       attempts: email.attempts,
     }),
   });
-  await writeOutboxEvent(tx, topics.emailActivity, envelope);
-  await insertActivity(tx, {
-    id: envelope.eventId,
-    projectId: email.projectId,
-    emailId: email.id,
-    contactId: email.contactId,
-    type,
-    recipient: email.toEmail,
-    url: details.url || null,
-    reason: details.reason || null,
-    campaignId: email.campaignId,
-    workflowId: email.workflowId,
-    category: email.category,
-    occurredAt,
-  });
+  // The headers @herald/kafka's writeOutboxEvent writes: the event type and the current trace context.
+  const headers: Record<string, string> = { "event-type": type };
+  propagation.inject(context.active(), headers);
+  return {
+    outbox: {
+      eventId: envelope.eventId,
+      topic: topics.emailActivity,
+      key: partitionKeyOf(envelope),
+      payload: encodeEnvelope(envelope),
+      headers: JSON.stringify(headers),
+    },
+    activity: {
+      id: envelope.eventId,
+      projectId: email.projectId,
+      emailId: email.id,
+      contactId: email.contactId,
+      type,
+      recipient: email.toEmail,
+      url: details.url || null,
+      reason: details.reason || null,
+      campaignId: email.campaignId,
+      workflowId: email.workflowId,
+      category: email.category,
+      occurredAt,
+    },
+  };
+}
+
+/**
+ * Writes one email-activity event into the outbox and the same fact into email_activity (the
+ * activity feed and send analytics), in the transaction of the status change it reports: with
+ * the dispatcher's batched writer, the only places that do both, so nothing is published that
+ * the feed does not show, nor the reverse.
+ */
+export async function writeEmailActivity(
+  tx: Tx,
+  type: EmailActivityType,
+  email: EmailActivityFacts,
+  details: { reason?: string; url?: string; occurredAt?: Date } = {},
+): Promise<void> {
+  const { outbox, activity } = emailActivityEvent(type, email, details);
+  await tx.$executeRaw`
+    INSERT INTO outbox_events (event_id, topic, key, payload, headers)
+    VALUES (${outbox.eventId}::uuid, ${outbox.topic}, ${outbox.key}, ${outbox.payload}, ${outbox.headers}::jsonb)`;
+  await insertActivity(tx, activity);
 }

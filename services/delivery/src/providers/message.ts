@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { convert } from "html-to-text";
+import { compile } from "html-to-text";
 import type { SendMailOptions } from "nodemailer";
 
 export interface Mailbox {
@@ -118,15 +118,18 @@ function listUnsubscribeValue(listUnsubscribe: { url: string; mailto?: string })
   return uris.map((uri) => `<${uri}>`).join(", ");
 }
 
+/** Compiled once: compiling the options on every call cost as much as converting a receipt. */
+const toPlainText = compile({
+  wordwrap: 78,
+  selectors: [
+    { selector: "img", format: "skip" },
+    { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
+  ],
+});
+
 /** The plain-text alternative: links as `text [url]`, images (the open pixel among them) left out. */
 export function plainTextOf(html: string): string {
-  return convert(html, {
-    wordwrap: 78,
-    selectors: [
-      { selector: "img", format: "skip" },
-      { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
-    ],
-  });
+  return toPlainText(html);
 }
 
 export function newMessageId(domain: string): string {

@@ -1,9 +1,17 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Email, EmailKind, EmailSchema, EmailStatus, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { validationFailed } from "@herald/errors";
+import {
+  type Email,
+  EmailKind,
+  EmailSchema,
+  EmailStatus,
+  type EmailsService,
+  type EnqueueEmailRequest,
+} from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import type { EmailRow } from "../db/emails.js";
-import type { EmailCategory, EmailStatus as StatusName } from "../domain/email-input.js";
+import type { EmailCategory, EmailInput, EmailStatus as StatusName } from "../domain/email-input.js";
 import type { Emails } from "../emails/emails.js";
 import type { Sends } from "../sends/sends.js";
 
@@ -49,6 +57,38 @@ export const emailToProto = (row: EmailRow): Email =>
 
 const optional = (value: string): string | undefined => (value === "" ? undefined : value);
 
+const maxEnqueueBatch = 1_000;
+
+function inputOf(request: EnqueueEmailRequest): EmailInput {
+  return {
+    idempotencyKey: optional(request.idempotencyKey),
+    contactId: optional(request.contactId),
+    to: { email: request.to?.email ?? "", name: optional(request.to?.name ?? "") },
+    from: { email: request.from?.email ?? "", name: optional(request.from?.name ?? "") },
+    ...(request.replyTo && request.replyTo.email !== "" ? { replyTo: { email: request.replyTo.email } } : {}),
+    subject: request.subject,
+    html: request.html,
+    headers: request.headers,
+    attachments: request.attachments.map((attachment) => ({
+      filename: attachment.filename,
+      content: attachment.content,
+      contentType: attachment.contentType,
+    })),
+    ...(request.listUnsubscribe && request.listUnsubscribe.url !== ""
+      ? {
+          listUnsubscribe: {
+            url: request.listUnsubscribe.url,
+            ...(request.listUnsubscribe.mailto ? { mailto: request.listUnsubscribe.mailto } : {}),
+          },
+        }
+      : {}),
+    category: kindFromProto(request.kind),
+    templateId: optional(request.templateId),
+    campaignId: optional(request.campaignId),
+    workflowId: optional(request.workflowId),
+  };
+}
+
 export function createEmailsRpc(deps: { emails: Emails; sends: Sends }): ServiceImpl<typeof EmailsService> {
   const { emails, sends } = deps;
   return {
@@ -78,34 +118,24 @@ export function createEmailsRpc(deps: { emails: Emails; sends: Sends }): Service
     },
 
     async enqueueEmail(request) {
-      const { id, created } = await emails.enqueue(request.projectId, {
-        idempotencyKey: optional(request.idempotencyKey),
-        contactId: optional(request.contactId),
-        to: { email: request.to?.email ?? "", name: optional(request.to?.name ?? "") },
-        from: { email: request.from?.email ?? "", name: optional(request.from?.name ?? "") },
-        ...(request.replyTo && request.replyTo.email !== "" ? { replyTo: { email: request.replyTo.email } } : {}),
-        subject: request.subject,
-        html: request.html,
-        headers: request.headers,
-        attachments: request.attachments.map((attachment) => ({
-          filename: attachment.filename,
-          content: attachment.content,
-          contentType: attachment.contentType,
-        })),
-        ...(request.listUnsubscribe && request.listUnsubscribe.url !== ""
-          ? {
-              listUnsubscribe: {
-                url: request.listUnsubscribe.url,
-                ...(request.listUnsubscribe.mailto ? { mailto: request.listUnsubscribe.mailto } : {}),
-              },
-            }
-          : {}),
-        category: kindFromProto(request.kind),
-        templateId: optional(request.templateId),
-        campaignId: optional(request.campaignId),
-        workflowId: optional(request.workflowId),
-      });
+      const { id, created } = await emails.enqueue(request.projectId, inputOf(request));
       return { emailId: id, created };
+    },
+    async enqueueEmails(request) {
+      const [first] = request.emails;
+      if (!first) return { emails: [] };
+      if (request.emails.length > maxEnqueueBatch) {
+        throw validationFailed(`at most ${maxEnqueueBatch} emails per call`, [
+          { field: "emails", message: `must be at most ${maxEnqueueBatch}`, code: "too_big" },
+        ]);
+      }
+      if (request.emails.some((email) => email.projectId !== first.projectId)) {
+        throw validationFailed("every email of one call must be of the same project", [
+          { field: "emails", message: "must all name the same project", code: "invalid" },
+        ]);
+      }
+      const stored = await emails.enqueueAll(first.projectId, request.emails.map(inputOf));
+      return { emails: stored.map(({ id, created }) => ({ emailId: id, created })) };
     },
     async getEmail(request) {
       return { email: emailToProto(await emails.get(request.projectId, request.id)) };

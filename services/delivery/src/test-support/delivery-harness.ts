@@ -15,7 +15,7 @@ import {
   type TestDatabase,
   type TestSmtpSink,
 } from "@herald/testing";
-import { createDb, type Db } from "../db/client.js";
+import { createDb, createSqlPool, type Db } from "../db/client.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { createDomains } from "../domains/domains.js";
 import { createTxtLookup } from "../domains/txt-lookup.js";
@@ -73,6 +73,7 @@ export const testDispatcherOptions = {
 export async function startDelivery(infra: { databaseUrl: string }): Promise<DeliveryHarness> {
   const database: TestDatabase = await createTestDatabase(infra.databaseUrl);
   const db = createDb(database.databaseUrl, "delivery");
+  const pool = createSqlPool(database.databaseUrl, "delivery", () => {});
   const sink = await startTestSmtpSink();
   const provider = createSmtpProvider({ url: sink.url, maxConnections: 5, sendTimeoutMs: 10_000 });
   const dispatchers: Dispatcher[] = [];
@@ -81,6 +82,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
 
   const emails = createEmails({
     db,
+    pool,
     nudgeDispatcher: () => {
       for (const dispatcher of dispatchers) dispatcher.nudge();
     },
@@ -123,6 +125,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     startDispatcher(overrides = {}) {
       const dispatcher = createDispatcher({
         db,
+        pool,
         logger,
         provider,
         encryptionKey: testEncryptionKey,
@@ -163,6 +166,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       await provider.close();
       await sink.stop();
       await db.$disconnect();
+      await pool.end();
       await database.drop();
     },
   };
