@@ -65,7 +65,7 @@ export const configSchema = z
       .transform((value) => value?.trim() || undefined)
       .refine((value) => value === undefined || /^smtps?:\/\/[^\s]+$/.test(value), { message: "must be an smtp:// or smtps:// URL" }),
     /** Connections the SMTP provider keeps open to the relay, per process. */
-    SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
+    SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(20),
     /** Where emails go out: `smtp` (SMTP_URL) or `ses` (AWS SES, SESv2 API; credentials from the standard AWS chain). */
     MAIL_PROVIDER: z.enum(["smtp", "ses"]).default("smtp"),
     /** The region of the SES account, e.g. `eu-west-1`; required with MAIL_PROVIDER=ses. */
@@ -81,7 +81,7 @@ export const configSchema = z
       .optional()
       .transform((value) => value?.trim() || undefined),
     /** Emails one dispatcher hands to the provider at once. */
-    SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(20),
+    SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /** Emails a second one dispatcher sends, all projects together. */
     SEND_RATE_PER_SECOND: z.coerce.number().min(0.1).default(2_000),
     /** Emails a second one dispatcher sends for one project. */
