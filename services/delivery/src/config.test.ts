@@ -37,7 +37,13 @@ describe("delivery configuration", () => {
   it("reads the send queue's settings, and refuses a bad SMTP_URL or a lease shorter than two send timeouts", () => {
     const config = loadConfig({});
     expect(config.SMTP_URL).toBeUndefined();
-    expect(config).toMatchObject({ SEND_CONCURRENCY: 100, SMTP_MAX_CONNECTIONS: 20, SEND_LEASE_MS: 120_000, SEND_TIMEOUT_MS: 60_000, SEND_MAX_ATTEMPTS: 8 });
+    expect(config).toMatchObject({
+      SEND_CONCURRENCY: 100,
+      SMTP_MAX_CONNECTIONS: 20,
+      SEND_LEASE_MS: 120_000,
+      SEND_TIMEOUT_MS: 60_000,
+      SEND_MAX_ATTEMPTS: 8,
+    });
     expect(loadConfig({ SMTP_URL: "smtp://user:pass@relay.example:587" }).SMTP_URL).toBe("smtp://user:pass@relay.example:587");
     expect(() => loadConfig({ SMTP_URL: "http://relay.example" })).toThrow(/SMTP_URL/);
     expect(() => loadConfig({ SEND_LEASE_MS: "60000" })).toThrow(/SEND_LEASE_MS: must be at least twice SEND_TIMEOUT_MS/);
