@@ -10,3 +10,25 @@ export async function requireVerifiedSenderDomain(db: Db, projectId: string, dom
     suggestion: "Add the domain under /domains, publish its DKIM record and verify it",
   });
 }
+
+/** How long a verified sender domain is trusted without asking the database again. */
+const verifiedTtlMs = 30_000;
+
+/**
+ * requireVerifiedSenderDomain for the per-request path (/v1/send), remembering verified
+ * domains for 30 seconds: a domain that stops being verified is still accepted for that
+ * long, and its emails then end FAILED when the dispatcher, which checks again, sends them.
+ * An unverified domain is never remembered, so verifying one takes effect at once.
+ */
+export function createVerifiedSenderCache(db: Db) {
+  const verified = new Map<string, number>();
+  return {
+    async require(projectId: string, domain: string): Promise<void> {
+      const key = `${projectId} ${domain}`;
+      if ((verified.get(key) ?? 0) > Date.now()) return;
+      await requireVerifiedSenderDomain(db, projectId, domain);
+      if (verified.size > 10_000) verified.clear();
+      verified.set(key, Date.now() + verifiedTtlMs);
+    },
+  };
+}

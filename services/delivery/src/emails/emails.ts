@@ -101,7 +101,11 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
    * Stores the emails together or not at all, in order: every one is checked (shape, then
    * suppressions) before the first is written.
    */
-  async function enqueueAll(projectId: string, inputs: readonly EmailInput[]): Promise<Array<{ id: string; created: boolean }>> {
+  async function enqueueAll(
+    projectId: string,
+    inputs: readonly EmailInput[],
+    options: { suppressionsChecked?: boolean } = {},
+  ): Promise<Array<{ id: string; created: boolean }>> {
     requireProjectId(projectId);
     for (const input of inputs) {
       const violations = emailInputViolations(input);
@@ -110,10 +114,13 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
     }
     const links = deps.links ? { ...deps.links, mode: await deps.links.modeOf(projectId) } : undefined;
     const rows = inputs.map((input) => rowOf(projectId, input, links));
-    await refuseSuppressed(
-      projectId,
-      rows.map((row) => row.toEmail),
-    );
+    // A caller that refused suppressed recipients itself, before its own writes (/v1/send), saves the second query.
+    if (!options.suppressionsChecked) {
+      await refuseSuppressed(
+        projectId,
+        rows.map((row) => row.toEmail),
+      );
+    }
     const results = await insertEmails(deps.pool, projectId, rows);
     if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
     return results;

@@ -16,7 +16,7 @@ import {
   sendRequestViolations,
   splitMailbox,
 } from "../domain/send-request.js";
-import { requireVerifiedSenderDomain } from "../domains/sender-domain.js";
+import { createVerifiedSenderCache } from "../domains/sender-domain.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
 import { liquidFailure } from "../templates/liquid-failure.js";
@@ -67,6 +67,7 @@ export function createSends(deps: {
 }) {
   const { renderer, emails } = deps;
   const compiled = new Map<string, CompiledTemplate>();
+  const verifiedSenders = createVerifiedSenderCache(deps.db);
 
   function compile(subject: string, body: string): CompiledTemplate {
     const key = createHash("sha256").update(subject).update("\0").update(body).digest("base64");
@@ -93,7 +94,7 @@ export function createSends(deps: {
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
       const template = request.templateId ? await deps.templates.get(projectId, request.templateId) : undefined;
       const sender = senderOf(request, template);
-      await requireVerifiedSenderDomain(deps.db, projectId, domainOfAddress(sender.email));
+      await verifiedSenders.require(projectId, domainOfAddress(sender.email));
       const source = compile(request.subject ?? template?.subject ?? "", request.body ?? template?.body ?? "");
       await emails.refuseSuppressed(
         projectId,
@@ -144,7 +145,7 @@ export function createSends(deps: {
         });
         sent.push({ contactId: contact.id, contactEmail: contact.email });
       }
-      const stored = await emails.enqueueAll(projectId, inputs);
+      const stored = await emails.enqueueAll(projectId, inputs, { suppressionsChecked: true });
       return {
         emails: sent.map((contact, index) => ({ ...contact, emailId: stored[index]?.id ?? "" })),
         acceptedAt: new Date(),
