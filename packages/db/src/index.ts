@@ -1,3 +1,4 @@
 export * from "./database-url.js";
 export * from "./migrations.js";
 export * from "./prisma-adapter.js";
+export * from "./sql-pool.js";

@@ -1,6 +1,6 @@
 import type { Producer, TopicMessages } from "kafkajs";
+import type pg from "pg";
 import type { Logger } from "pino";
-import type { SqlClient, TransactionalClient } from "./sql-client.js";
 
 interface OutboxRow {
   event_id: string;
@@ -24,14 +24,15 @@ export interface OutboxRelay {
  * advisory lock), in id order, and deletes rows only after Kafka acknowledged them:
  * a crash or an outage at any point re-sends, never loses (consumers deduplicate).
  */
-export function createOutboxRelay<Tx extends SqlClient>(options: {
-  db: TransactionalClient<Tx>;
+export function createOutboxRelay(options: {
+  /** Connections to the service's schema (createSqlPool of @herald/db): the relay runs on pg, not Prisma. */
+  pool: pg.Pool;
   producer: Producer;
   logger: Logger;
   batchSize?: number;
   pollIntervalMs?: number;
 }): OutboxRelay {
-  const { db, producer, logger } = options;
+  const { pool, producer, logger } = options;
   const batchSize = options.batchSize ?? 500;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
   let connected = false;
@@ -41,25 +42,37 @@ export function createOutboxRelay<Tx extends SqlClient>(options: {
   let nudged = false;
 
   async function publishBatch(): Promise<number> {
-    return db.$transaction(
-      async (tx) => {
-        const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
-          SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked`;
-        if (!lock?.locked) return 0;
-        const rows = await tx.$queryRaw<OutboxRow[]>`
-          SELECT event_id::text AS event_id, topic, key, payload, headers
-          FROM outbox_events ORDER BY id LIMIT ${batchSize}`;
-        if (rows.length === 0) return 0;
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const lock = await client.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked",
+      );
+      const rows = lock.rows[0]?.locked
+        ? (
+            await client.query<OutboxRow>({
+              name: "herald_outbox_batch",
+              text: "SELECT event_id::text AS event_id, topic, key, payload, headers FROM outbox_events ORDER BY id LIMIT $1",
+              values: [batchSize],
+            })
+          ).rows
+        : [];
+      if (rows.length > 0) {
         if (!connected) {
           await producer.connect();
           connected = true;
         }
         await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(rows) });
-        await tx.$executeRaw`DELETE FROM outbox_events WHERE event_id = ANY(${rows.map((row) => row.event_id)}::uuid[])`;
-        return rows.length;
-      },
-      { maxWait: 5_000, timeout: 30_000 },
-    );
+        await client.query("DELETE FROM outbox_events WHERE event_id = ANY($1::uuid[])", [rows.map((row) => row.event_id)]);
+      }
+      await client.query("COMMIT");
+      return rows.length;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async function run(): Promise<void> {

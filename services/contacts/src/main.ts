@@ -35,7 +35,7 @@ try {
   await admin.connect();
   await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
-  const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
+  const relay = createOutboxRelay({ pool: database.pool, producer: kafka.producer({ idempotent: true }), logger });
   const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
   const nudgeOutbox = createThrottledNudge(() => relay.nudge(), config.OUTBOX_NUDGE_INTERVAL_MS);
   const membershipWatch = createMembershipWatch({

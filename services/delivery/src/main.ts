@@ -1,10 +1,10 @@
-import { applyMigrations, schemaOf } from "@herald/db";
+import { applyMigrations, createSqlPool, schemaOf } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import { loadConfig } from "./config.js";
-import { createDb, createSqlPool } from "./db/client.js";
+import { createDb } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
 import { createTxtLookup } from "./domains/txt-lookup.js";
@@ -43,7 +43,7 @@ try {
   await admin.connect();
   await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity]);
   await admin.disconnect();
-  const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
+  const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const lookup = createTxtLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
   const domains = createDomains({ db, lookup, encryptionKey: config.dkimEncryptionKey, spfInclude: config.SPF_INCLUDE, logger });
   const domainCheck = createDomainCheck({ domains, logger, intervalMs: config.DOMAIN_CHECK_INTERVAL_MS });

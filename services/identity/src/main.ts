@@ -1,4 +1,4 @@
-import { applyMigrations, schemaOf } from "@herald/db";
+import { applyMigrations, createSqlPool, schemaOf } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { Redis } from "ioredis";
@@ -21,13 +21,14 @@ try {
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
   });
   const db = createDb(config.DATABASE_URL, schema);
+  const pool = createSqlPool(config.DATABASE_URL, schema, (error) => logger.warn({ err: error }, "an idle database connection failed"), 2);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
-  const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger });
+  const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   // A new group starts at the beginning of the topic: metering must not miss what was sent before the first start.
   const emailActivity = createEmailActivityConsumer({
     kafka,
@@ -58,6 +59,7 @@ try {
     () => emailActivity.stop(),
     () => relay.stop(),
     () => db.$disconnect(),
+    () => pool.end(),
     async () => void (await redis.quit()),
     () => telemetry.shutdown(),
   ]);

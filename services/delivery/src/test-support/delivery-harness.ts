@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
+import { createSqlPool } from "@herald/db";
 import { createLogger, createRpcClient, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
@@ -15,7 +16,7 @@ import {
   type TestDatabase,
   type TestSmtpSink,
 } from "@herald/testing";
-import { createDb, createSqlPool, type Db } from "../db/client.js";
+import { createDb, type Db } from "../db/client.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { createDomains } from "../domains/domains.js";
 import { createTxtLookup } from "../domains/txt-lookup.js";

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
+import { createSqlPool } from "@herald/db";
 import { createKafkaBroker, type KafkaBroker } from "@herald/devinfra";
 import {
   createEnvelope,
@@ -43,6 +44,7 @@ const count = async (db: Db, table: "outbox_events" | "things" | "counters") =>
 describe("the transactional outbox", () => {
   let database: TestDatabase;
   let db: Db;
+  let pool: ReturnType<typeof createSqlPool>;
   let broker: KafkaBroker;
   let kafka: Kafka;
   let dataDir: string;
@@ -52,6 +54,7 @@ describe("the transactional outbox", () => {
     telemetry = startTelemetry({ serviceName: "outbox-test", env: {} });
     database = await createTestDatabase(inject("herald").databaseUrl);
     db = createDb(database.databaseUrl, "identity");
+    pool = createSqlPool(database.databaseUrl, "identity", () => {});
     await db.$executeRawUnsafe("CREATE TABLE things (id text PRIMARY KEY)");
     await db.$executeRawUnsafe("CREATE TABLE counters (id text PRIMARY KEY, n int NOT NULL)");
     dataDir = await mkdtemp(join(tmpdir(), "herald-kafka-"));
@@ -66,6 +69,7 @@ describe("the transactional outbox", () => {
 
   afterAll(async () => {
     await db?.$disconnect();
+    await pool?.end();
     await database?.drop();
     await broker?.stop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -91,7 +95,7 @@ describe("the transactional outbox", () => {
 
   it("keeps events while Kafka is down and publishes them, with their trace, once it is back", async () => {
     await broker.stop();
-    const relay = createOutboxRelay({ db, producer: kafka.producer({ idempotent: true }), logger, pollIntervalMs: 100 });
+    const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger, pollIntervalMs: 100 });
     relay.start();
     let received: Awaited<ReturnType<typeof collectMessages>> | undefined;
     try {
