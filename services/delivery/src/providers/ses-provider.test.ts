@@ -2,17 +2,15 @@ import { createHash, createHmac, randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { startTestSmtpSink } from "@herald/testing";
-import { dkimVerify } from "mailauth";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { generateDkimKeyPair } from "../domains/dkim-keys.js";
-import { type DkimSigningKey, type MailProvider, SendFailure } from "./mail-provider.js";
-import type { OutgoingEmail } from "./message.js";
+import { failureOf, outgoingEmail, testDomain, testSelector, testSigning } from "../test-support/provider-fixture.js";
+import type { DkimSigningKey, MailProvider } from "./mail-provider.js";
 import { classifySesError, createSesProvider } from "./ses-provider.js";
 import { createSmtpProvider } from "./smtp-provider.js";
 
-const domain = "mail.example.com";
-const selector = "herald1";
+const domain = testDomain;
+const selector = testSelector;
 const region = "eu-west-1";
 const credentials = { accessKeyId: "AKIAHERALDTEST", secretAccessKey: "herald-test-secret-access-key" };
 
@@ -128,14 +126,12 @@ function sigV4Of(request: SesRequest, secretAccessKey: string) {
 let standIn: SesStandIn;
 let provider: MailProvider;
 let dkim: DkimSigningKey;
-let publicKey: string;
+let dkimResultOf: Awaited<ReturnType<typeof testSigning>>["dkimResultOf"];
 
 beforeAll(async () => {
   standIn = await startSesStandIn();
   provider = createSesProvider({ region, endpoint: standIn.url, credentials, configurationSet: "herald-events" });
-  const pair = await generateDkimKeyPair();
-  publicKey = pair.publicKey;
-  dkim = { domainName: domain, keySelector: selector, privateKey: pair.privateKeyPem };
+  ({ dkim, dkimResultOf } = await testSigning());
 });
 
 afterAll(async () => {
@@ -146,38 +142,6 @@ afterAll(async () => {
 beforeEach(() => {
   standIn.setSilent(false);
 });
-
-function outgoing(change: Partial<OutgoingEmail> = {}): OutgoingEmail {
-  return {
-    emailId: randomUUID(),
-    from: { email: `orders@${domain}`, name: "Example Shop" },
-    to: { email: `${randomUUID()}@example.org`, name: "Ada Lovelace" },
-    subject: "Order 1234 has shipped",
-    html: '<h1>Thanks, Ada</h1><p>Order 1234 is on its way. <a href="https://shop.example/track/1234">Track it</a>.</p>',
-    messageIdDomain: domain,
-    ...change,
-  };
-}
-
-async function resolver(name: string, type: string): Promise<string[][]> {
-  if (type === "TXT" && name.toLowerCase() === `${selector}._domainkey.${domain}`) return [[`v=DKIM1; k=rsa; p=${publicKey}`]];
-  throw Object.assign(new Error(`no ${type} record at ${name}`), { code: "ENOTFOUND" });
-}
-
-async function dkimResultOf(raw: Buffer | string): Promise<string | undefined> {
-  const verification = await dkimVerify(Buffer.from(raw), { resolver, strict: true });
-  expect(verification.results).toHaveLength(1);
-  return verification.results[0]?.status?.result;
-}
-
-async function failureOf(sending: Promise<unknown>): Promise<SendFailure> {
-  const outcome = await sending.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (!(outcome instanceof SendFailure)) throw new Error(`expected a SendFailure, got ${String(outcome)}`);
-  return outcome;
-}
 
 interface SendEmailBody {
   FromEmailAddress?: string;
@@ -200,7 +164,7 @@ const unfoldedHeader = (parsed: ParsedMail, name: string) =>
 
 describe("SES provider", () => {
   it("sends a SigV4-signed SESv2 SendEmail whose raw message is DKIM-signed with the domain's key", async () => {
-    const email = outgoing({
+    const email = outgoingEmail({
       headers: { "X-Campaign": "spring-sale" },
       listUnsubscribe: { url: "https://herald.example/unsubscribe/t0k3n", mailto: `unsubscribe@${domain}` },
       messageId: `<${randomUUID()}@${domain}>`,
@@ -257,7 +221,7 @@ describe("SES provider", () => {
     const smtp = createSmtpProvider({ url: sink.url });
     try {
       const pdf = Buffer.from("%PDF-1.4 an invoice\n");
-      const email = outgoing({
+      const email = outgoingEmail({
         messageId: `<${randomUUID()}@${domain}>`,
         replyTo: { email: "support@example.com", name: "Support" },
         headers: { "X-Entity-Ref-ID": "1234" },
@@ -305,7 +269,7 @@ describe("SES provider", () => {
     [500, "InternalServiceErrorException", "internal error", "temporary", "rejected"],
     [503, "ServiceUnavailable", "Service unavailable", "temporary", "rejected"],
   ] as const)("reads HTTP %i %s as a %s failure (%s), never blaming the address", async (status, errorType, message, kind, reason) => {
-    const email = outgoing();
+    const email = outgoingEmail();
     standIn.answers.set(email.to.email, { status, errorType, message });
     const failure = await failureOf(provider.send(email, dkim));
     expect(failure).toMatchObject({ kind, reason, recipientRejected: false });
@@ -315,10 +279,10 @@ describe("SES provider", () => {
   it("sends nothing with a DKIM key that cannot sign, or a header with a line break: permanent failures", async () => {
     const before = standIn.requests.length;
     const badKey = await failureOf(
-      provider.send(outgoing(), { ...dkim, privateKey: "-----BEGIN PRIVATE KEY-----\nno\n-----END PRIVATE KEY-----" }),
+      provider.send(outgoingEmail(), { ...dkim, privateKey: "-----BEGIN PRIVATE KEY-----\nno\n-----END PRIVATE KEY-----" }),
     );
     expect(badKey).toMatchObject({ kind: "permanent", reason: "dkim-key" });
-    const injected = await failureOf(provider.send(outgoing({ headers: { "X-Campaign": "a\r\nBcc: everyone@example.org" } }), dkim));
+    const injected = await failureOf(provider.send(outgoingEmail({ headers: { "X-Campaign": "a\r\nBcc: everyone@example.org" } }), dkim));
     expect(injected).toMatchObject({ kind: "permanent", reason: "invalid-message" });
     expect(standIn.requests.length).toBe(before);
   });
@@ -328,7 +292,7 @@ describe("SES provider", () => {
     await closed.close();
     const unreachable = createSesProvider({ region, endpoint: closed.url, credentials });
     try {
-      expect(await failureOf(unreachable.send(outgoing(), dkim))).toMatchObject({ kind: "temporary", reason: "connection" });
+      expect(await failureOf(unreachable.send(outgoingEmail(), dkim))).toMatchObject({ kind: "temporary", reason: "connection" });
     } finally {
       await unreachable.close();
     }
@@ -338,7 +302,7 @@ describe("SES provider", () => {
     standIn.setSilent(true);
     const stalled = createSesProvider({ region, endpoint: standIn.url, credentials, sendTimeoutMs: 300 });
     try {
-      expect(await failureOf(stalled.send(outgoing(), dkim))).toMatchObject({ kind: "temporary", reason: "timeout" });
+      expect(await failureOf(stalled.send(outgoingEmail(), dkim))).toMatchObject({ kind: "temporary", reason: "timeout" });
     } finally {
       await stalled.close();
     }
@@ -346,10 +310,10 @@ describe("SES provider", () => {
 
   it("finishes the sends in flight when closed, and refuses later ones as temporary", async () => {
     const closing = createSesProvider({ region, endpoint: standIn.url, credentials });
-    const sending = closing.send(outgoing(), dkim);
+    const sending = closing.send(outgoingEmail(), dkim);
     await closing.close();
     await expect(sending).resolves.toMatchObject({ providerMessageId: expect.stringMatching(/^0102019/) });
-    expect(await failureOf(closing.send(outgoing(), dkim))).toMatchObject({ kind: "temporary", reason: "closed" });
+    expect(await failureOf(closing.send(outgoingEmail(), dkim))).toMatchObject({ kind: "temporary", reason: "closed" });
   });
 
   it("reads errors without an SES answer: a credentials chain that finds nothing is an authentication failure", () => {

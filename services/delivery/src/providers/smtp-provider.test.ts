@@ -4,67 +4,30 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestSmtpSink, type TestSmtpSink, testSmtpSinkClient } from "@herald/testing";
-import { dkimVerify } from "mailauth";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateDkimKeyPair } from "../domains/dkim-keys.js";
-import { type DkimSigningKey, type MailProvider, SendFailure } from "./mail-provider.js";
+import { failureOf, outgoingEmail, testDomain, testSelector, testSigning } from "../test-support/provider-fixture.js";
+import type { DkimSigningKey, MailProvider } from "./mail-provider.js";
 import type { OutgoingEmail } from "./message.js";
 import { classifySmtpError, createSmtpProvider } from "./smtp-provider.js";
 
-const domain = "mail.example.com";
-const selector = "herald1";
+const domain = testDomain;
+const selector = testSelector;
 let sink: TestSmtpSink;
 let provider: MailProvider;
 let dkim: DkimSigningKey;
-let publicKey: string;
+let dkimResultOf: Awaited<ReturnType<typeof testSigning>>["dkimResultOf"];
 
 beforeAll(async () => {
   sink = await startTestSmtpSink();
   provider = createSmtpProvider({ url: sink.url, maxConnections: 5 });
-  const pair = await generateDkimKeyPair();
-  publicKey = pair.publicKey;
-  dkim = { domainName: domain, keySelector: selector, privateKey: pair.privateKeyPem };
+  ({ dkim, dkimResultOf } = await testSigning());
 });
 
 afterAll(async () => {
   await provider?.close();
   await sink?.stop();
 });
-
-function outgoing(change: Partial<OutgoingEmail> = {}): OutgoingEmail {
-  return {
-    emailId: randomUUID(),
-    from: { email: `orders@${domain}`, name: "Example Shop" },
-    to: { email: `${randomUUID()}@example.org`, name: "Ada Lovelace" },
-    subject: "Order 1234 has shipped",
-    html: '<h1>Thanks, Ada</h1><p>Order 1234 is on its way. <a href="https://shop.example/track/1234">Track it</a>.</p>',
-    messageIdDomain: domain,
-    ...change,
-  };
-}
-
-/** DNS as mailauth asks it, answering only the domain's DKIM record. */
-async function resolver(name: string, type: string): Promise<string[][]> {
-  if (type === "TXT" && name.toLowerCase() === `${selector}._domainkey.${domain}`) return [[`v=DKIM1; k=rsa; p=${publicKey}`]];
-  throw Object.assign(new Error(`no ${type} record at ${name}`), { code: "ENOTFOUND" });
-}
-
-async function dkimResultOf(raw: string): Promise<string | undefined> {
-  // Strict: RFC 6376, 8301 and 8463 to the letter (the lenient default reports a broken body hash as neutral).
-  const verification = await dkimVerify(Buffer.from(raw), { resolver, strict: true });
-  expect(verification.results).toHaveLength(1);
-  return verification.results[0]?.status?.result;
-}
-
-async function failureOf(sending: Promise<unknown>): Promise<SendFailure> {
-  const outcome = await sending.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (!(outcome instanceof SendFailure)) throw new Error(`expected a SendFailure, got ${String(outcome)}`);
-  return outcome;
-}
 
 async function sendAndReceive(email: OutgoingEmail) {
   const result = await provider.send(email, dkim);
@@ -76,7 +39,7 @@ async function sendAndReceive(email: OutgoingEmail) {
 describe("SMTP provider", () => {
   it("delivers the message with its headers, both parts and its attachment", async () => {
     const pdf = Buffer.from("%PDF-1.4 an invoice\n");
-    const email = outgoing({
+    const email = outgoingEmail({
       replyTo: { email: "support@example.com", name: "Support" },
       headers: { "X-Campaign": "spring-sale", "X-Entity-Ref-ID": "1234" },
       attachments: [{ filename: "invoice-1234.pdf", content: pdf, contentType: "application/pdf" }],
@@ -121,7 +84,7 @@ describe("SMTP provider", () => {
   });
 
   it("signs every message so that it verifies against the domain's published record, and tampering fails it", async () => {
-    const { received } = await sendAndReceive(outgoing());
+    const { received } = await sendAndReceive(outgoingEmail());
     expect(await dkimResultOf(received.raw)).toBe("pass");
 
     const bodyStart = received.raw.indexOf("\r\n\r\n");
@@ -134,7 +97,7 @@ describe("SMTP provider", () => {
   });
 
   it("sends nothing with a DKIM key that cannot sign, as a permanent failure", async () => {
-    const email = outgoing();
+    const email = outgoingEmail();
     const failure = await failureOf(
       provider.send(email, { ...dkim, privateKey: "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----" }),
     );
@@ -144,14 +107,14 @@ describe("SMTP provider", () => {
   });
 
   it("refuses a header with a line break as a permanent failure, before anything is sent", async () => {
-    const email = outgoing({ headers: { "X-Campaign": "spring\r\nBcc: everyone@example.org" } });
+    const email = outgoingEmail({ headers: { "X-Campaign": "spring\r\nBcc: everyone@example.org" } });
     const failure = await failureOf(provider.send(email, dkim));
     expect(failure).toMatchObject({ kind: "permanent", reason: "invalid-message", recipientRejected: false });
     expect(sink.messages(email.to.email)).toEqual([]);
   });
 
   it("reports a recipient refused with 550 as a permanent failure of the address", async () => {
-    const email = outgoing();
+    const email = outgoingEmail();
     // No enhanced status: the refused RCPT TO alone blames the address.
     sink.rejectRecipient(email.to.email, { code: 550, message: "no such user here" });
     const failure = await failureOf(provider.send(email, dkim));
@@ -161,12 +124,12 @@ describe("SMTP provider", () => {
     expect(sink.messages(email.to.email)).toEqual([]);
 
     // The pooled connection goes on: the next recipient is delivered.
-    const next = outgoing();
+    const next = outgoingEmail();
     await sendAndReceive(next);
   });
 
   it("reports a recipient refused with 451 as a temporary failure, and delivers once the server accepts again", async () => {
-    const email = outgoing();
+    const email = outgoingEmail();
     sink.rejectRecipient(email.to.email, { code: 451, message: "4.3.0 try again later" });
     const failure = await failureOf(provider.send(email, dkim));
     expect(failure).toMatchObject({ kind: "temporary", reason: "rejected", recipientRejected: false, responseCode: 451 });
@@ -180,7 +143,7 @@ describe("SMTP provider", () => {
     const closed = await freePort();
     const unreachable = createSmtpProvider({ url: `smtp://user:pass@127.0.0.1:${closed}`, connectionTimeoutMs: 2_000 });
     try {
-      const failure = await failureOf(unreachable.send(outgoing(), dkim));
+      const failure = await failureOf(unreachable.send(outgoingEmail(), dkim));
       expect(failure).toMatchObject({ kind: "temporary", reason: "connection" });
     } finally {
       await unreachable.close();
@@ -194,7 +157,7 @@ describe("SMTP provider", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const stalled = createSmtpProvider({ url: `smtp://127.0.0.1:${portOf(silent)}`, greetingTimeoutMs: 300 });
     try {
-      const failure = await failureOf(stalled.send(outgoing(), dkim));
+      const failure = await failureOf(stalled.send(outgoingEmail(), dkim));
       expect(failure).toMatchObject({ kind: "temporary", reason: "timeout" });
     } finally {
       await stalled.close();
@@ -206,7 +169,7 @@ describe("SMTP provider", () => {
   it("sends 200 messages through the pool, each arriving exactly once and signed", async () => {
     const pooled = createSmtpProvider({ url: sink.url, maxConnections: 5 });
     const recipient = `burst-${randomUUID()}@example.org`;
-    const emails = Array.from({ length: 200 }, () => outgoing({ to: { email: recipient } }));
+    const emails = Array.from({ length: 200 }, () => outgoingEmail({ to: { email: recipient } }));
     try {
       const results = await Promise.all(emails.map((email) => pooled.send(email, dkim)));
       expect(new Set(results.map((result) => result.providerMessageId)).size).toBe(200);
@@ -223,12 +186,12 @@ describe("SMTP provider", () => {
 
   it("finishes the sends in flight when closed, and refuses later ones as temporary", async () => {
     const closing = createSmtpProvider({ url: sink.url });
-    const email = outgoing();
+    const email = outgoingEmail();
     const sending = closing.send(email, dkim);
     await closing.close();
     await expect(sending).resolves.toMatchObject({ response: expect.stringMatching(/^250 /) });
     expect(sink.messages(email.to.email)).toHaveLength(1);
-    const failure = await failureOf(closing.send(outgoing(), dkim));
+    const failure = await failureOf(closing.send(outgoingEmail(), dkim));
     expect(failure).toMatchObject({ kind: "temporary", reason: "closed" });
   });
 });
@@ -264,12 +227,12 @@ describe("test SMTP sink", () => {
     const client = testSmtpSinkClient(own.controlUrl);
     const sender = createSmtpProvider({ url: own.url });
     try {
-      const refused = outgoing();
+      const refused = outgoingEmail();
       await client.rejectRecipient(refused.to.email, { code: 550 });
       expect((await failureOf(sender.send(refused, dkim))).kind).toBe("permanent");
       await client.acceptRecipient(refused.to.email);
 
-      const email = outgoing();
+      const email = outgoingEmail();
       await sender.send(email, dkim);
       const [received] = await client.waitForMessages(1, { to: email.to.email });
       expect(received?.to).toEqual([email.to.email]);
