@@ -1,7 +1,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createRpcTransport } from "@herald/platform";
 import { EmailKind, EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { eventually, testDnsClient, testSmtpSinkClient } from "@herald/testing";
 import { simpleParser } from "mailparser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
@@ -39,15 +39,6 @@ const post = (url: string, form: Record<string, string>) =>
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(form),
   });
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe("tracking, unsubscribe and the recipient's pages", () => {
   let project: CreatedProject;
@@ -92,10 +83,10 @@ describe("tracking, unsubscribe and the recipient's pages", () => {
     expect(click.status).toBe(302);
     expect(click.headers.get("location")).toBe(target);
 
-    const opens = await eventually(
-      () => activityOf(sent.email, "email.open"),
-      (items) => items.length > 0,
-    );
+    const opens = await eventually(async () => {
+      const items = await activityOf(sent.email, "email.open");
+      return items.length > 0 && items;
+    }, 15_000);
     expect(opens).toHaveLength(1);
     const clicks = await activityOf(sent.email, "email.click");
     expect(clicks).toHaveLength(1);

@@ -9,6 +9,9 @@ export interface EventConsumer {
   stop(): Promise<void>;
 }
 
+/** The trace context a producer put in a message's headers (the outbox relay writes it). */
+export const traceContextOf = (headers: IHeaders | undefined): Context => propagation.extract(ROOT_CONTEXT, headerValues(headers));
+
 function headerValues(headers: IHeaders | undefined): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [key, value] of Object.entries(headers ?? {})) {
@@ -104,7 +107,7 @@ export function createEventConsumer<Tx extends SqlClient>(options: {
             resolveOffset(message.offset);
             continue;
           }
-          pending.push({ event, parent: propagation.extract(ROOT_CONTEXT, headerValues(message.headers)), offset: message.offset });
+          pending.push({ event, parent: traceContextOf(message.headers), offset: message.offset });
           if (pending.length >= eventsPerTransaction) await applyPending();
         }
         await applyPending();

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { decodeEnvelope, type EventConsumer, type EventEnvelope, payloadOf, startWithRetries, topics } from "@herald/kafka";
+import { decodeEnvelope, type EventConsumer, type EventEnvelope, payloadOf, startWithRetries, topics, traceContextOf } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { context, type Link, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
-import type { Consumer, IHeaders, Kafka, KafkaMessage } from "kafkajs";
+import { context, type Link, SpanKind, trace } from "@opentelemetry/api";
+import type { Consumer, Kafka, KafkaMessage } from "kafkajs";
 import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import { setSubscribed } from "../db/bulk-jobs.js";
 import type { Db, Tx } from "../db/client.js";
@@ -194,7 +194,7 @@ export function createEmailActivityConsumer(deps: {
       const record = readMessage(topic, partition, message);
       if (!record || records.has(record.id)) continue;
       records.set(record.id, record);
-      const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, headerValues(message.headers)));
+      const spanContext = trace.getSpanContext(traceContextOf(message.headers));
       if (spanContext) links.push({ context: spanContext });
     }
     if (records.size === 0) return;
@@ -269,13 +269,4 @@ export function createEmailActivityConsumer(deps: {
       consumer = undefined;
     },
   };
-}
-
-function headerValues(headers: IHeaders | undefined): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) values[key] = first.toString();
-  }
-  return values;
 }
