@@ -2,7 +2,7 @@ import type { Producer, TopicMessages } from "kafkajs";
 import type pg from "pg";
 import type { Logger } from "pino";
 
-interface OutboxRow {
+interface StoredOutboxRow {
   event_id: string;
   topic: string;
   key: string;
@@ -50,7 +50,7 @@ export function createOutboxRelay(options: {
       );
       const rows = lock.rows[0]?.locked
         ? (
-            await client.query<OutboxRow>({
+            await client.query<StoredOutboxRow>({
               name: "herald_outbox_batch",
               text: "SELECT event_id::text AS event_id, topic, key, payload, headers FROM outbox_events ORDER BY id LIMIT $1",
               values: [batchSize],
@@ -130,7 +130,7 @@ export function createOutboxRelay(options: {
   };
 }
 
-function groupByTopic(rows: OutboxRow[]): TopicMessages[] {
+function groupByTopic(rows: StoredOutboxRow[]): TopicMessages[] {
   const byTopic = new Map<string, TopicMessages>();
   for (const row of rows) {
     let group = byTopic.get(row.topic);

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { createEnvelope, encodeEnvelope, topics } from "@herald/kafka";
+import { createEnvelope, outboxRowOf, topics } from "@herald/kafka";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
-import { context, propagation } from "@opentelemetry/api";
 import type { JsonObject } from "../domain/contact-data.js";
 
 /** What produces herald.contact-events.v1 envelopes. */
@@ -44,10 +43,9 @@ export function pendingContactEvent(event: {
     payloadSchema: ContactEventSchema,
     payload: create(ContactEventSchema, { eventId: event.id, contactEmail: event.contactEmail, data: event.data }),
   });
-  // The same headers @herald/kafka's writeOutboxEvent writes, so the relay treats both alike.
-  const headers: Record<string, string> = { "event-type": event.name };
-  propagation.inject(context.active(), headers);
-  return { ...event, envelopeWithoutContact: encodeEnvelope(envelope), headers: JSON.stringify(headers) };
+  // The row @herald/kafka's writeOutboxEvent writes, so the relay treats both alike; the contact id comes in SQL.
+  const row = outboxRowOf(contactEventsTopic, envelope);
+  return { ...event, envelopeWithoutContact: row.payload, headers: row.headers };
 }
 
 /**

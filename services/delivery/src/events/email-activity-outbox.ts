@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { createEnvelope, encodeEnvelope, partitionKeyOf, topics } from "@herald/kafka";
+import { createEnvelope, insertOutboxRow, type OutboxRow, outboxRowOf, topics } from "@herald/kafka";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { context, propagation } from "@opentelemetry/api";
 import { insertActivity, type NewActivityRow } from "../db/activity.js";
 import type { Tx } from "../db/emails.js";
 import type { EmailCategory as CategoryName } from "../domain/email-input.js";
@@ -44,7 +43,7 @@ export interface EmailActivityFacts {
 
 /** One email-activity event as both its rows: the outbox row that publishes it and the email_activity row that shows it. */
 export interface EmailActivityEvent {
-  outbox: { eventId: string; topic: string; key: string; payload: Uint8Array; headers: string };
+  outbox: OutboxRow;
   activity: NewActivityRow;
 }
 
@@ -74,17 +73,8 @@ export function emailActivityEvent(
       attempts: email.attempts,
     }),
   });
-  // The headers @herald/kafka's writeOutboxEvent writes: the event type and the current trace context.
-  const headers: Record<string, string> = { "event-type": type };
-  propagation.inject(context.active(), headers);
   return {
-    outbox: {
-      eventId: envelope.eventId,
-      topic: topics.emailActivity,
-      key: partitionKeyOf(envelope),
-      payload: encodeEnvelope(envelope),
-      headers: JSON.stringify(headers),
-    },
+    outbox: outboxRowOf(topics.emailActivity, envelope),
     activity: {
       id: envelope.eventId,
       projectId: email.projectId,
@@ -115,8 +105,6 @@ export async function writeEmailActivity(
   details: { reason?: string; url?: string; occurredAt?: Date } = {},
 ): Promise<void> {
   const { outbox, activity } = emailActivityEvent(type, email, details);
-  await tx.$executeRaw`
-    INSERT INTO outbox_events (event_id, topic, key, payload, headers)
-    VALUES (${outbox.eventId}::uuid, ${outbox.topic}, ${outbox.key}, ${outbox.payload}, ${outbox.headers}::jsonb)`;
+  await insertOutboxRow(tx, outbox);
   await insertActivity(tx, activity);
 }
