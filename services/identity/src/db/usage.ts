@@ -6,34 +6,71 @@ import type { Reader, Tx } from "./client.js";
 /** 'YYYY-MM-DD' of the UTC day: a bare date, so the database session's time zone cannot shift it. */
 const isoDate = (instant: Date): string => instant.toISOString().slice(0, 10);
 
+/** One email-activity event as the counters need it. */
+export interface EmailActivityCount {
+  projectId: string;
+  occurredAt: Date;
+  effect: EmailActivityEffect;
+}
+
 /**
- * Applies one email-activity event to the counters. Every write selects the
- * project first, so events of a deleted project change nothing.
+ * Applies a chunk of email-activity events to the counters, added up first so that a
+ * chunk costs at most three statements. Every write selects the project, so events of
+ * a deleted project change nothing.
  */
-export async function applyEmailActivity(tx: Tx, projectId: string, occurredAt: Date, effect: EmailActivityEffect): Promise<void> {
-  if (effect.usage) {
+export async function applyEmailActivities(tx: Tx, counts: readonly EmailActivityCount[]): Promise<void> {
+  const usage = new Map<string, { projectId: string; month: string; category: string; count: number }>();
+  const daily = new Map<string, { projectId: string; day: string; sent: number; bounced: number; complained: number }>();
+  const firstSends = new Map<string, Date>();
+  for (const { projectId, occurredAt, effect } of counts) {
+    if (effect.usage) {
+      const month = isoDate(billingPeriodOf(occurredAt).start);
+      const key = `${projectId} ${month} ${effect.usage}`;
+      const counter = usage.get(key) ?? { projectId, month, category: effect.usage, count: 0 };
+      counter.count++;
+      usage.set(key, counter);
+    }
+    if (effect.daily) {
+      const day = isoDate(dayOf(occurredAt));
+      const key = `${projectId} ${day}`;
+      const stats = daily.get(key) ?? { projectId, day, sent: 0, bounced: 0, complained: 0 };
+      stats[effect.daily]++;
+      daily.set(key, stats);
+    }
+    if (effect.firstSend) {
+      // Events may arrive out of order: keep the earliest send.
+      const earliest = firstSends.get(projectId);
+      if (!earliest || occurredAt < earliest) firstSends.set(projectId, occurredAt);
+    }
+  }
+  if (usage.size > 0) {
+    const rows = [...usage.values()];
     await tx.$executeRaw`
       INSERT INTO usage_counters (project_id, month, category, count)
-      SELECT id, ${isoDate(billingPeriodOf(occurredAt).start)}::date, ${effect.usage}::"UsageCategory", 1 FROM projects WHERE id = ${projectId}::uuid
-      ON CONFLICT (project_id, month, category) DO UPDATE SET count = usage_counters.count + 1`;
+      SELECT p.id, c.month, c.category::"UsageCategory", c.count
+      FROM unnest(${rows.map((row) => row.projectId)}::uuid[], ${rows.map((row) => row.month)}::date[],
+                  ${rows.map((row) => row.category)}::text[], ${rows.map((row) => row.count)}::int[]) AS c(project_id, month, category, count)
+      JOIN projects p ON p.id = c.project_id
+      ON CONFLICT (project_id, month, category) DO UPDATE SET count = usage_counters.count + EXCLUDED.count`;
   }
-  if (effect.daily) {
-    const sent = effect.daily === "sent" ? 1 : 0;
-    const bounced = effect.daily === "bounced" ? 1 : 0;
-    const complained = effect.daily === "complained" ? 1 : 0;
+  if (daily.size > 0) {
+    const rows = [...daily.values()];
     await tx.$executeRaw`
       INSERT INTO daily_email_stats (project_id, day, sent, bounced, complained)
-      SELECT id, ${isoDate(dayOf(occurredAt))}::date, ${sent}, ${bounced}, ${complained} FROM projects WHERE id = ${projectId}::uuid
+      SELECT p.id, d.day, d.sent, d.bounced, d.complained
+      FROM unnest(${rows.map((row) => row.projectId)}::uuid[], ${rows.map((row) => row.day)}::date[], ${rows.map((row) => row.sent)}::int[],
+                  ${rows.map((row) => row.bounced)}::int[], ${rows.map((row) => row.complained)}::int[]) AS d(project_id, day, sent, bounced, complained)
+      JOIN projects p ON p.id = d.project_id
       ON CONFLICT (project_id, day) DO UPDATE SET
         sent = daily_email_stats.sent + EXCLUDED.sent,
         bounced = daily_email_stats.bounced + EXCLUDED.bounced,
         complained = daily_email_stats.complained + EXCLUDED.complained`;
   }
-  if (effect.firstSend) {
-    // Events may arrive out of order: keep the earliest send.
+  if (firstSends.size > 0) {
     await tx.$executeRaw`
-      UPDATE projects SET first_email_sent_at = ${occurredAt}
-      WHERE id = ${projectId}::uuid AND (first_email_sent_at IS NULL OR first_email_sent_at > ${occurredAt})`;
+      UPDATE projects p SET first_email_sent_at = f.sent_at
+      FROM unnest(${[...firstSends.keys()]}::uuid[], ${[...firstSends.values()]}::timestamptz[]) AS f(project_id, sent_at)
+      WHERE p.id = f.project_id AND (p.first_email_sent_at IS NULL OR p.first_email_sent_at > f.sent_at)`;
   }
 }
 

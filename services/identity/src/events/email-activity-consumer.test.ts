@@ -105,6 +105,14 @@ describe("the email-activity consumer", () => {
     expect(security.bounceRate).toBeCloseTo(1 / sent);
     expect(security.complaintRate).toBeCloseTo(1 / sent);
 
+    // Delivered again in a later chunk (a redelivery after a rebalance), an event still counts once.
+    const again = activity(projectId, "email.delivery");
+    await publish([duplicate, events[3] as EventEnvelope, again]);
+    await waitUntil(async () => (await identity.db.processedEvent.count({ where: { eventId: again.eventId } })) === 1, {
+      timeoutMs: 60_000,
+    });
+    expect((await identity.billing.getBillingConsumption(request)).consumption).toMatchObject({ transactional: 2n, campaigns: 2n });
+
     // A reset clears the onboarding record of sending; metering and reputation stay.
     await identity.projects.resetProject(request);
     expect((await identity.projects.getSetupState(request)).emailSent).toBe(false);

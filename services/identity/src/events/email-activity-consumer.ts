@@ -4,7 +4,7 @@ import type { Logger } from "@herald/platform";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
-import { applyEmailActivity } from "../db/usage.js";
+import { applyEmailActivities, type EmailActivityCount } from "../db/usage.js";
 import { type ActivityCategory, effectOfEmailActivity } from "../domain/email-activity-effect.js";
 import { isId } from "../domain/ids.js";
 
@@ -34,15 +34,19 @@ export function createEmailActivityConsumer(deps: {
     db: deps.db,
     logger: deps.logger,
     fromBeginning: deps.fromBeginning,
-    handle: async (event, tx) => {
-      const activity = payloadOf(event, EmailActivitySchema);
-      const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
-      if (!effect.usage && !effect.daily) return;
-      if (!isId(event.projectId)) {
-        deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping email activity of a malformed project id");
-        return;
+    handleChunk: async (events, tx) => {
+      const counts: EmailActivityCount[] = [];
+      for (const event of events) {
+        const activity = payloadOf(event, EmailActivitySchema);
+        const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
+        if (!effect.usage && !effect.daily) continue;
+        if (!isId(event.projectId)) {
+          deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping email activity of a malformed project id");
+          continue;
+        }
+        counts.push({ projectId: event.projectId, occurredAt: event.occurredAt ? timestampDate(event.occurredAt) : new Date(), effect });
       }
-      await applyEmailActivity(tx, event.projectId, event.occurredAt ? timestampDate(event.occurredAt) : new Date(), effect);
+      await applyEmailActivities(tx, counts);
     },
   });
 }
