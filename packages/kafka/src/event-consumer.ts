@@ -41,6 +41,12 @@ export function createEventConsumer<Tx extends SqlClient>(
     db: TransactionalClient<Tx>;
     logger: Logger;
     fromBeginning?: boolean;
+    /**
+     * How long the broker may hold a fetch to fill it (up to 64 KiB): a consumer that can
+     * lag a little (metering) applies fewer, larger chunks. Unset: a fetch answers as soon
+     * as there is one event.
+     */
+    batchWindowMs?: number;
   } & ({ handle: (event: EventEnvelope, tx: Tx) => Promise<void> } | { handleChunk: (events: EventEnvelope[], tx: Tx) => Promise<void> }),
 ): EventConsumer {
   const { db, groupId, logger } = options;
@@ -119,7 +125,11 @@ export function createEventConsumer<Tx extends SqlClient>(
   }
 
   async function startOnce(): Promise<void> {
-    consumer = options.kafka.consumer({ groupId, retry: { retries: 10 } });
+    consumer = options.kafka.consumer({
+      groupId,
+      retry: { retries: 10 },
+      ...(options.batchWindowMs === undefined ? {} : { minBytes: 64 * 1024, maxWaitTimeInMs: options.batchWindowMs }),
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, groupId, restarting: payload.restart }, "event consumer crashed");
     });

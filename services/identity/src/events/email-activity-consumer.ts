@@ -34,6 +34,8 @@ export function createEmailActivityConsumer(deps: {
     db: deps.db,
     logger: deps.logger,
     fromBeginning: deps.fromBeginning,
+    // Counters may trail the sends by a moment: the broker gathers up to a quarter second of them per chunk.
+    batchWindowMs: 250,
     handleChunk: async (events, tx) => {
       const counts: EmailActivityCount[] = [];
       for (const event of events) {
