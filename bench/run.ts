@@ -140,6 +140,9 @@ const stack = await startStack(
     SMTP_URL: sink.url,
     SEND_RATE_PER_SECOND: "100000",
     SEND_PROJECT_RATE_PER_SECOND: "100000",
+    // The same consumer groups in every run: a new group would start by reading every earlier run's
+    // events (identity meters from the beginning of the topic), CPU the measured paths share.
+    KAFKA_GROUP_PREFIX: "bench.",
   },
 );
 /** `npm run bench -- track segments` runs only the named groups; no names runs them all. */
