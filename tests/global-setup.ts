@@ -11,6 +11,7 @@ import {
   startTestSmtpSink,
 } from "@herald/testing";
 import type { TestProject } from "vitest/node";
+import { testTopicArn } from "../services/delivery/src/test-support/sns-signer.js";
 
 export interface HeraldTestContext {
   /** The server's URL: each test file clones its own database from it (createTestDatabase). */
@@ -57,6 +58,8 @@ export default async function setup(project: TestProject) {
     // Retries in seconds, not minutes, so that a test sees a deferred email go out.
     SEND_RETRY_BASE_MS: "500",
     SEND_RETRY_MAX_MS: "2000",
+    // POST /webhooks/ses hears this topic only (tests/webhooks.test.ts).
+    SES_SNS_TOPIC_ARNS: testTopicArn,
   });
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,

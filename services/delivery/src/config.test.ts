@@ -65,4 +65,14 @@ describe("delivery configuration", () => {
     expect(() => loadConfig({ MAIL_PROVIDER: "sendgrid" })).toThrow(/MAIL_PROVIDER/);
     expect(() => loadConfig({ MAIL_PROVIDER: "ses", SES_REGION: "eu-west-1", SES_ENDPOINT: "email.eu-west-1" })).toThrow(/SES_ENDPOINT/);
   });
+
+  it("reads SES_SNS_TOPIC_ARNS as a list of SNS topic ARNs, none by default", () => {
+    expect(loadConfig({}).SES_SNS_TOPIC_ARNS).toEqual([]);
+    const topics = "arn:aws:sns:eu-west-1:123456789012:ses-events, arn:aws-cn:sns:cn-north-1:123456789012:ses-events.fifo";
+    expect(loadConfig({ SES_SNS_TOPIC_ARNS: topics }).SES_SNS_TOPIC_ARNS).toEqual([
+      "arn:aws:sns:eu-west-1:123456789012:ses-events",
+      "arn:aws-cn:sns:cn-north-1:123456789012:ses-events.fifo",
+    ]);
+    expect(() => loadConfig({ SES_SNS_TOPIC_ARNS: "ses-events" })).toThrow(/SES_SNS_TOPIC_ARNS: must be SNS topic ARNs/);
+  });
 });

@@ -80,6 +80,22 @@ export const configSchema = z
       .string()
       .optional()
       .transform((value) => value?.trim() || undefined),
+    /**
+     * The SNS topics whose messages POST /webhooks/ses accepts (comma-separated ARNs): those
+     * SES publishes bounces, complaints and deliveries to. Empty: every message is refused.
+     */
+    SES_SNS_TOPIC_ARNS: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((arn) => arn.trim())
+          .filter((arn) => arn !== ""),
+      )
+      .refine((arns) => arns.every((arn) => /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}(\.fifo)?$/.test(arn)), {
+        message: "must be SNS topic ARNs, comma-separated",
+      }),
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /** Emails a second one dispatcher sends, all projects together. */

@@ -10,10 +10,12 @@ import { createDomains } from "./domains/domains.js";
 import { createTxtLookup } from "./domains/txt-lookup.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
+import { createSesNotifications, createSnsConfirmation } from "./emails/ses-notifications.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
+import { createSnsCertificates } from "./providers/sns-message.js";
 import { createSends } from "./sends/sends.js";
 import { build } from "./server.js";
 import { createTemplates } from "./templates/templates.js";
@@ -105,6 +107,13 @@ try {
     links: tokens,
     publicUrl: config.PUBLIC_URL,
   });
+  const sesNotifications = createSesNotifications({
+    db,
+    topicArns: new Set(config.SES_SNS_TOPIC_ARNS),
+    certificateOf: createSnsCertificates({ timeoutMs: 10_000 }),
+    confirm: createSnsConfirmation({ timeoutMs: 10_000 }),
+    nudgeOutbox: () => relay.nudge(),
+  });
   const server = build({
     db,
     logger,
@@ -115,6 +124,7 @@ try {
     sends,
     uploads,
     tracking,
+    sesNotifications,
   });
   relay.start();
   dispatcher.start();

@@ -4,6 +4,7 @@ import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_servi
 import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
@@ -11,10 +12,12 @@ import { createActivity } from "./activity/activity.js";
 import type { Db } from "./db/client.js";
 import type { Domains } from "./domains/domains.js";
 import type { Emails } from "./emails/emails.js";
+import type { SesNotifications } from "./emails/ses-notifications.js";
 import { createActivityRpc } from "./rpc/activity-rpc.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
 import { createDomainsRpc } from "./rpc/domains-rpc.js";
 import { createEmailsRpc } from "./rpc/emails-rpc.js";
+import { createProviderEventsRpc } from "./rpc/provider-events-rpc.js";
 import { createTemplatesRpc } from "./rpc/templates-rpc.js";
 import { createTrackingRpc } from "./rpc/tracking-rpc.js";
 import { createUploadsRpc } from "./rpc/uploads-rpc.js";
@@ -38,6 +41,8 @@ export interface Deps {
   sends: Sends;
   /** Opens, clicks, the recipient's pages and the projects' tracking modes. */
   tracking: Tracking;
+  /** What SES reports after a send (bounces, complaints, deliveries), through SNS. */
+  sesNotifications: SesNotifications;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -49,6 +54,7 @@ export function build(deps: Deps): RpcServer {
       EmailsService.typeName,
       ActivityService.typeName,
       TrackingService.typeName,
+      ProviderEventsService.typeName,
       ...(deps.uploads ? [UploadsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
@@ -60,6 +66,7 @@ export function build(deps: Deps): RpcServer {
       // Reads only: nothing to share with main.ts, so it is made here from the database.
       router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: deps.db }) }));
       router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));
+      router.service(ProviderEventsService, createProviderEventsRpc({ sesNotifications: deps.sesNotifications }));
       if (deps.uploads) router.service(UploadsService, createUploadsRpc({ uploads: deps.uploads }));
     },
   });

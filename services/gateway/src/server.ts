@@ -23,6 +23,7 @@ import { registerSendRoutes } from "./routes/delivery/send-routes.js";
 import { registerTemplateRoutes } from "./routes/delivery/template-routes.js";
 import { registerTrackingRoutes } from "./routes/delivery/tracking-routes.js";
 import { registerUploadRoutes } from "./routes/delivery/upload-routes.js";
+import { registerWebhookRoutes } from "./routes/delivery/webhook-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -83,5 +84,6 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   registerSendRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
+  await registerWebhookRoutes(app, { upstreams: deps.upstreams });
   return app;
 }

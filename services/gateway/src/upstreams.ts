@@ -8,6 +8,7 @@ import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_servi
 import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
@@ -35,6 +36,7 @@ export interface Upstreams {
   uploads: Client<typeof UploadsService>;
   emails: Client<typeof EmailsService>;
   tracking: Client<typeof TrackingService>;
+  providerEvents: Client<typeof ProviderEventsService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -73,5 +75,6 @@ export function createUpstreams(config: Config): Upstreams {
     uploads: createClient(UploadsService, delivery),
     emails: createClient(EmailsService, delivery),
     tracking: createClient(TrackingService, delivery),
+    providerEvents: createClient(ProviderEventsService, delivery),
   };
 }

@@ -6,6 +6,7 @@ import { createLogger, createRpcClient, createRpcTransport, type RpcServer } fro
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { createRenderer } from "@herald/rendering";
 import {
@@ -22,6 +23,7 @@ import { createDomains } from "../domains/domains.js";
 import { createTxtLookup } from "../domains/txt-lookup.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
+import { createSesNotifications } from "../emails/ses-notifications.js";
 import { createLinkTokens } from "../links/link-tokens.js";
 import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
@@ -29,6 +31,7 @@ import { createSends } from "../sends/sends.js";
 import { build } from "../server.js";
 import { createTemplates } from "../templates/templates.js";
 import { createTracking } from "../tracking/tracking.js";
+import { createSnsSigner, type SnsSigner, testTopicArn } from "./sns-signer.js";
 
 export const testEncryptionKey = Buffer.alloc(32, 7);
 
@@ -43,6 +46,11 @@ export interface VerifiedDomain {
 
 export interface DeliveryHarness {
   emails: Client<typeof EmailsService>;
+  providerEvents: Client<typeof ProviderEventsService>;
+  /** Signs SNS messages with the key the harness's delivery trusts for testTopicArn. */
+  sns: SnsSigner;
+  /** The SubscribeURLs delivery visited to confirm subscriptions. */
+  confirmedSubscriptions: string[];
   db: Db;
   sink: TestSmtpSink;
   /** An SMTP provider to the sink, shared by the dispatchers that are not given their own. */
@@ -93,6 +101,8 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const contacts = createRpcClient(ContactsService, { baseUrl: "http://127.0.0.1:9", retries: 0 });
   const tokens = createLinkTokens("delivery harness link signing secret, 32+ characters");
   const templates = createTemplates({ db, renderer });
+  const sns = createSnsSigner();
+  const confirmedSubscriptions: string[] = [];
   const server: RpcServer = build({
     db,
     logger,
@@ -115,11 +125,23 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       publicUrl: "http://localhost:8080",
     }),
     tracking: createTracking({ db, tokens, contacts, nudgeOutbox: () => {} }),
+    sesNotifications: createSesNotifications({
+      db,
+      topicArns: new Set([testTopicArn]),
+      certificateOf: async () => sns.publicKey,
+      confirm: async (url) => {
+        confirmedSubscriptions.push(url.href);
+      },
+      nudgeOutbox: () => {},
+    }),
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
 
   return {
     emails: createClient(EmailsService, transport),
+    providerEvents: createClient(ProviderEventsService, transport),
+    sns,
+    confirmedSubscriptions,
     db,
     sink,
     provider,

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "emails_provider_message_id_idx" ON "emails"("provider_message_id");
+

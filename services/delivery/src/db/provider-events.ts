@@ -1,0 +1,57 @@
+import type { SesEmailEvent } from "../emails/ses-events.js";
+import type { EmailActivityFacts } from "../events/email-activity-outbox.js";
+import type { Tx } from "./emails.js";
+
+/** Where each event moves an email's status from, and to; a later event never moves it back (ARCHITECTURE.md "Sending"). */
+const transitions: Record<SesEmailEvent["type"], { from: string[]; to: string } | undefined> = {
+  "email.delivery": { from: ["SENT"], to: "DELIVERED" },
+  "email.bounce": { from: ["SENT", "DELIVERED"], to: "BOUNCED" },
+  "email.complaint": { from: ["SENT", "DELIVERED", "OPENED", "CLICKED", "BOUNCED"], to: "COMPLAINED" },
+  "email.deferred": undefined,
+};
+
+/** Records a provider's notification as applied; false when it was before (SNS delivers at least once). */
+export async function recordNotification(tx: Tx, consumer: string, notificationId: string): Promise<boolean> {
+  const inserted = await tx.$executeRaw`
+    INSERT INTO processed_events (consumer, event_id) VALUES (${consumer}, ${notificationId}) ON CONFLICT DO NOTHING`;
+  return inserted > 0;
+}
+
+/**
+ * Moves the email an SES event is about forward (see transitions) and answers its facts for
+ * the activity event; undefined when no email here has that SES message id (nor the id of
+ * its X-Herald-Email-ID header). The email's own project scopes everything that follows.
+ */
+export async function applySesEvent(tx: Tx, event: SesEmailEvent, emailId: string | undefined): Promise<EmailActivityFacts | undefined> {
+  const transition = transitions[event.type];
+  const rows = await tx.$queryRaw<EmailActivityFacts[]>`
+    WITH target AS (
+      SELECT id FROM emails
+      WHERE provider_message_id = ${event.sesMessageId} OR id = ${emailId ?? null}::uuid
+      ORDER BY provider_message_id = ${event.sesMessageId} DESC NULLS LAST
+      LIMIT 1
+      FOR UPDATE
+    )
+    UPDATE emails SET
+      status = CASE WHEN emails.status = ANY(${transition?.from ?? []}::text[]) THEN ${transition?.to ?? ""} ELSE emails.status END,
+      updated_at = now()
+    FROM target WHERE emails.id = target.id
+    RETURNING emails.id::text AS id, emails.project_id::text AS "projectId", emails.contact_id::text AS "contactId",
+      emails.to_email AS "toEmail", emails.category, emails.campaign_id::text AS "campaignId",
+      emails.workflow_id::text AS "workflowId", emails.message_id AS "messageId", emails.attempts`;
+  return rows[0];
+}
+
+/** The project stops sending to these addresses: `bounce` or `complaint`, kept with the provider's words. */
+export async function suppressAddresses(
+  tx: Tx,
+  email: EmailActivityFacts,
+  addresses: readonly string[],
+  reason: "bounce" | "complaint",
+  detail: string,
+): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO suppressions (project_id, email, reason, detail, email_id)
+    SELECT ${email.projectId}::uuid, address, ${reason}, ${detail}, ${email.id}::uuid FROM unnest(${[...addresses]}::text[]) AS a(address)
+    ON CONFLICT (project_id, email) DO NOTHING`;
+}
