@@ -115,6 +115,13 @@ describe("CSV import", () => {
     const tooBig = await upload(project.secretKey, big);
     expect(tooBig.status).toBe(413);
     expect(tooBig.body).toMatchObject({ success: false, error: { statusCode: 413 } });
+    // One byte over is refused too, never imported cut short.
+    const header = "email,note\n";
+    const row = "edge@y.test,";
+    const justOver = header + row + "z".repeat(5 * 1024 * 1024 + 1 - header.length - row.length);
+    const over = await upload(project.secretKey, justOver);
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ success: false, error: { statusCode: 413 } });
     const png = await upload(
       project.secretKey,
       new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0]),

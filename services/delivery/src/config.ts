@@ -13,7 +13,7 @@ const dnsServer = (entry: string): boolean => {
 
 const developmentLinkSigningSecret = "herald development link signing secret: not a secret";
 
-/** The most the gateway reads of one upload (services/gateway/src/routes/delivery/upload-routes.ts): UPLOAD_MAX_BYTES stays within it. */
+/** UPLOAD_MAX_BYTES at most: an image is held in memory whole, in the gateway and here (the gateway's config has the same bound). */
 const uploadCeilingBytes = 25 * 1024 * 1024;
 
 export const configSchema = z
@@ -113,7 +113,7 @@ export const configSchema = z
     SEND_RETRY_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
     /** How often an idle dispatcher looks for due emails; an enqueue in the same process wakes it at once. */
     SEND_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
-    /** The largest image POST /uploads/image keeps; at most the 25 MB the gateway reads of an upload. */
+    /** The largest image POST /uploads/image keeps; the gateway's UPLOAD_MAX_BYTES should be the same. */
     UPLOAD_MAX_BYTES: z.coerce
       .number()
       .int()

@@ -40,6 +40,8 @@ export const configSchema = z.object({
     .transform((value): boolean | string =>
       value === undefined || value === "" || value === "false" ? false : value === "true" ? true : value,
     ),
+  /** The largest image POST /uploads/image reads (the delivery service's UPLOAD_MAX_BYTES: give both the same); at most 25 MB. */
+  UPLOAD_MAX_BYTES: positiveInt(5 * 1024 * 1024, 25 * 1024 * 1024),
   /** Deadline of a health probe to one service. */
   HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(1_000),
   ...serviceUrls,

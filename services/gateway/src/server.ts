@@ -81,7 +81,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerDomainRoutes(app, { upstreams: deps.upstreams });
   registerTemplateRoutes(app, { upstreams: deps.upstreams });
   registerActivityRoutes(app, { upstreams: deps.upstreams });
-  await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
+  await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
   registerSendRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });

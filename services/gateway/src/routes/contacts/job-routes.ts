@@ -39,8 +39,12 @@ export async function registerJobRoutes(app: FastifyInstance, deps: { upstreams:
         });
       }
       const looksLikeCsv = file.filename.toLowerCase().endsWith(".csv") || csvTypes.has(file.mimetype);
-      // toBuffer() rejects with 413 past the size limit, before anything reaches the contacts service.
+      // toBuffer() rejects with 413 past the size limit, before anything reaches the contacts service;
+      // a cut in the last chunk (a file a few bytes over) it misses, and the stream still says so.
       const csv = await file.toBuffer();
+      if (file.file.truncated) {
+        throw new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message: "The CSV is larger than 5 MB" });
+      }
       if (!looksLikeCsv || csv.includes(0)) {
         throw new HttpProblem({ statusCode: 400, code: "INVALID_FILE", message: "The file is not a CSV (text/csv, UTF-8)" });
       }

@@ -8,12 +8,6 @@ import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
 
-/**
- * The most this gateway reads of one upload. The delivery service holds the real limit
- * (UPLOAD_MAX_BYTES, 5 MB by default, never above this) and answers PAYLOAD_TOO_LARGE past it.
- */
-export const uploadCeilingBytes = 25 * 1024 * 1024;
-
 /** An uploaded image never changes under its URL: a new upload gets a new id. */
 const immutable = "public, max-age=31536000, immutable";
 
@@ -27,7 +21,17 @@ const ImageSchema = Type.Object({
 const payloadTooLarge = (message: string, details?: Record<string, unknown>) =>
   new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message, ...(details ? { details } : {}) });
 
-export async function registerUploadRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; publicUrl: string }): Promise<void> {
+const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+
+/**
+ * Image uploads. The gateway stops reading at UPLOAD_MAX_BYTES and answers 413 itself; the
+ * delivery service checks the same limit again for its other callers.
+ */
+export async function registerUploadRoutes(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; publicUrl: string; maxBytes: number },
+): Promise<void> {
+  const { maxBytes } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { uploads } = deps.upstreams;
   const base = deps.publicUrl.replace(/\/+$/, "");
@@ -41,13 +45,14 @@ export async function registerUploadRoutes(app: FastifyInstance, deps: { upstrea
       config: { auth: "project" },
       schema: {
         tags,
-        summary: "Upload a PNG, JPEG, GIF or WebP image (multipart part `file`, 5 MB by default); answers its public URL (201)",
+        summary:
+          "Upload a PNG, JPEG, GIF or WebP image (multipart part `file`, UPLOAD_MAX_BYTES, 5 MB by default); answers its public URL (201)",
         consumes: ["multipart/form-data"],
         response: { 201: ImageSchema },
       },
     },
     async (request, reply) => {
-      const file = request.isMultipart() ? await request.file({ limits: { fileSize: uploadCeilingBytes, files: 1 } }) : undefined;
+      const file = request.isMultipart() ? await request.file({ limits: { fileSize: maxBytes, files: 1 } }) : undefined;
       if (file?.fieldname !== "file") {
         throw new HttpProblem({
           statusCode: 400,
@@ -55,13 +60,17 @@ export async function registerUploadRoutes(app: FastifyInstance, deps: { upstrea
           message: "Send the image as multipart/form-data in a part named file",
         });
       }
+      const tooLarge = () =>
+        payloadTooLarge(`The image is larger than ${megabytes(maxBytes)} (${maxBytes} bytes)`, { maxBytes: String(maxBytes) });
       let data: Buffer;
       try {
         data = await file.toBuffer();
       } catch (error) {
         if ((error as { code?: string }).code !== "FST_REQ_FILE_TOO_LARGE") throw error;
-        throw payloadTooLarge(`The image is larger than the ${uploadCeilingBytes / (1024 * 1024)} MB this server reads`);
+        throw tooLarge();
       }
+      // toBuffer misses a cut made in the last chunk (a file a few bytes over): the stream still says so.
+      if (file.file.truncated) throw tooLarge();
       let image: Image | undefined;
       try {
         image = (await uploads.uploadImage({ projectId: projectOf(request), data })).image;
