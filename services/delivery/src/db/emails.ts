@@ -99,16 +99,14 @@ export async function insertEmails(
 export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailRow | null> =>
   db.email.findFirst({ where: { projectId, id } });
 
-/** Which of these (project, address) pairs are suppressed, as `project address` strings. */
-export async function suppressedAmong(db: Db, rows: ReadonlyArray<{ projectId: string; toEmail: string }>): Promise<Set<string>> {
+/** Which of these (project, address) pairs are suppressed, as `project address` strings. On pg: every send and every claim asks. */
+export async function suppressedAmong(pool: pg.Pool, rows: ReadonlyArray<{ projectId: string; toEmail: string }>): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const found = await db.suppression.findMany({
-    where: {
-      projectId: { in: [...new Set(rows.map((row) => row.projectId))] },
-      email: { in: [...new Set(rows.map((row) => row.toEmail))] },
-    },
-    select: { projectId: true, email: true },
-  });
+  const { rows: found } = await pool.query<{ projectId: string; email: string }>(
+    `SELECT s.project_id::text AS "projectId", s.email FROM suppressions s
+     JOIN unnest($1::uuid[], $2::text[]) AS asked(project_id, email) ON s.project_id = asked.project_id AND s.email = asked.email`,
+    [rows.map((row) => row.projectId), rows.map((row) => row.toEmail)],
+  );
   return new Set(found.map((row) => `${row.projectId} ${row.email}`));
 }
 
@@ -119,15 +117,15 @@ export async function suppressedAmong(db: Db, rows: ReadonlyArray<{ projectId: s
  * invisible to them until its lease lapses. Each claim counts as an attempt, so an email
  * whose sending kills its process cannot be claimed for ever.
  */
-export function claimDueEmails(db: Db, leaseMs: number, limit: number): Promise<EmailRow[]> {
-  return db.$queryRaw<EmailRow[]>`
-    UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
-      locked_until = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+export async function claimDueEmails(pool: pg.Pool, leaseMs: number, limit: number): Promise<EmailRow[]> {
+  const { rows } = await pool.query<EmailRow>(
+    `UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
+      locked_until = now() + make_interval(secs => $1::double precision)
     WHERE id IN (
       SELECT id FROM emails
       WHERE (status = 'PENDING' AND next_attempt_at <= now()) OR (status = 'SENDING' AND locked_until < now())
       ORDER BY next_attempt_at
-      LIMIT ${limit}
+      LIMIT $2
       FOR UPDATE SKIP LOCKED
     )
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
@@ -136,7 +134,10 @@ export function claimDueEmails(db: Db, leaseMs: number, limit: number): Promise<
       campaign_id::text AS "campaignId", workflow_id::text AS "workflowId", category, status, attempts,
       next_attempt_at AS "nextAttemptAt", locked_until AS "lockedUntil", message_id AS "messageId",
       provider_message_id AS "providerMessageId", provider_response AS "providerResponse", last_error AS "lastError",
-      sent_at AS "sentAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+      sent_at AS "sentAt", created_at AS "createdAt", updated_at AS "updatedAt"`,
+    [leaseMs / 1000, limit],
+  );
+  return rows;
 }
 
 /** Puts claimed emails back untried (their project's rate is used up): the claim does not count as an attempt. */

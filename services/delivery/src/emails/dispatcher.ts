@@ -248,7 +248,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<void> {
-    const suppressed = await suppressedAmong(db, rows);
+    const suppressed = await suppressedAmong(options.pool, rows);
     const throttled: string[] = [];
     let throttleMs = 0;
     for (const row of rows) {
@@ -287,7 +287,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           if (granted === 0) {
             waitMs = Math.max(global.msUntilNext(), 1);
           } else {
-            const rows = await claimDueEmails(db, options.leaseMs, granted);
+            const rows = await claimDueEmails(options.pool, options.leaseMs, granted);
             global.refund(granted - rows.length);
             if (failures > 0) logger.info({ afterAttempts: failures }, "email dispatcher can reach the database again");
             failures = 0;

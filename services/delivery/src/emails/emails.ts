@@ -80,7 +80,7 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
   async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
     const normalised = addresses.map(normaliseAddress);
     const suppressed = await suppressedAmong(
-      db,
+      deps.pool,
       normalised.map((toEmail) => ({ projectId, toEmail })),
     );
     const refused = normalised.find((address) => suppressed.has(`${projectId} ${address}`));
