@@ -1,4 +1,5 @@
 export * from "./database-url.js";
+export * from "./group-commit.js";
 export * from "./migrations.js";
 export * from "./prisma-adapter.js";
 export * from "./sql-pool.js";

@@ -1,3 +1,4 @@
+import { createGroupCommit } from "@herald/db";
 import type { SqlPool } from "../db/client.js";
 import { recordTrackedEvents, type TrackedEventWrite, type TrackedEventWritten } from "../db/tracked-events.js";
 
@@ -5,20 +6,10 @@ export interface TrackBatcher {
   track(write: TrackedEventWrite): Promise<TrackedEventWritten>;
 }
 
-interface Waiting {
-  write: TrackedEventWrite;
-  resolve: (written: TrackedEventWritten) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
- * Group commit for /v1/track: a call is written at once when fewer than
- * `maxInFlight` batches are being written; otherwise it waits for one to finish and
- * goes with every call that arrived meanwhile, in one statement (recordTrackedEvents).
- * So a lone call waits for nobody, and under load each statement and commit carries
- * many events. Each call keeps its own outcome: should a batch fail (a deadlock with
- * another writer, say), its calls are written one by one through `writeAlone`, so
- * one call's failure is never another's.
+ * Group commit for /v1/track (createGroupCommit): concurrent calls are written together in
+ * one statement (recordTrackedEvents); a batch that fails is written call by call through
+ * `writeAlone`.
  */
 export function createTrackBatcher(deps: {
   pool: SqlPool;
@@ -28,47 +19,12 @@ export function createTrackBatcher(deps: {
   maxBatch?: number;
   maxInFlight?: number;
 }): TrackBatcher {
-  const maxBatch = deps.maxBatch ?? 200;
-  const maxInFlight = deps.maxInFlight ?? 2;
-  const waiting: Waiting[] = [];
-  let inFlight = 0;
-
-  async function writeBatch(batch: Waiting[]): Promise<void> {
-    let results: TrackedEventWritten[] | undefined;
-    try {
-      results = await recordTrackedEvents(
-        deps.pool,
-        batch.map((call) => call.write),
-        new Date(),
-      );
-    } catch {
-      await Promise.all(batch.map((call) => deps.writeAlone(call.write).then(call.resolve, call.reject)));
-      return;
-    }
-    deps.written();
-    batch.forEach((call, index) => {
-      const result = results[index];
-      if (result) call.resolve(result);
-      else call.reject(new Error("a batch answered fewer results than it had calls"));
-    });
-  }
-
-  function pump(): void {
-    while (inFlight < maxInFlight && waiting.length > 0) {
-      inFlight++;
-      void writeBatch(waiting.splice(0, maxBatch)).finally(() => {
-        inFlight--;
-        pump();
-      });
-    }
-  }
-
-  return {
-    track(write) {
-      return new Promise((resolve, reject) => {
-        waiting.push({ write, resolve, reject });
-        pump();
-      });
-    },
-  };
+  const commits = createGroupCommit({
+    writeBatch: (writes: TrackedEventWrite[]) => recordTrackedEvents(deps.pool, writes, new Date()),
+    writeAlone: deps.writeAlone,
+    written: deps.written,
+    ...(deps.maxBatch === undefined ? {} : { maxBatch: deps.maxBatch }),
+    ...(deps.maxInFlight === undefined ? {} : { maxInFlight: deps.maxInFlight }),
+  });
+  return { track: commits.write };
 }

@@ -37,16 +37,12 @@ export interface StoredAttachment {
 export type Tx = Prisma.TransactionClient;
 
 /**
- * Stores new emails of one project in one statement (all or none), on pg directly: the
- * enqueue path of /v1/send and of campaigns. An email whose idempotency key the project
+ * Stores new emails, of any projects, in one statement (all or none), on pg directly: the
+ * enqueue path of /v1/send and of campaigns. An email whose idempotency key its project
  * used before is not stored again: its answer is the earlier email's id, `created` false
  * (also when two calls race with one key: the unique index decides).
  */
-export async function insertEmails(
-  pool: pg.Pool,
-  projectId: string,
-  rows: readonly NewEmailRow[],
-): Promise<Array<{ id: string; created: boolean }>> {
+export async function insertEmails(pool: pg.Pool, rows: readonly NewEmailRow[]): Promise<Array<{ id: string; created: boolean }>> {
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const { rows: inserted } = await pool.query<{ id: string }>(
@@ -58,7 +54,7 @@ export async function insertEmails(
      RETURNING id::text AS id`,
     [
       column((row) => row.id),
-      column(() => projectId),
+      column((row) => row.projectId),
       column((row) => row.contactId),
       column((row) => row.idempotencyKey),
       column((row) => row.toEmail),
@@ -79,18 +75,20 @@ export async function insertEmails(
     ],
   );
   const created = new Set(inserted.map((row) => row.id));
-  const keysTaken = rows.filter((row) => !created.has(row.id)).map((row) => row.idempotencyKey);
+  const taken = rows.filter((row) => !created.has(row.id));
   const earlier = new Map<string, string>();
-  if (keysTaken.length > 0) {
-    const { rows: found } = await pool.query<{ id: string; key: string }>(
-      "SELECT id::text AS id, idempotency_key AS key FROM emails WHERE project_id = $1::uuid AND idempotency_key = ANY($2::text[])",
-      [projectId, keysTaken],
+  if (taken.length > 0) {
+    const { rows: found } = await pool.query<{ id: string; projectId: string; key: string }>(
+      `SELECT e.id::text AS id, e.project_id::text AS "projectId", e.idempotency_key AS key
+       FROM emails e JOIN unnest($1::uuid[], $2::text[]) AS k(project_id, idempotency_key)
+         ON e.project_id = k.project_id AND e.idempotency_key = k.idempotency_key`,
+      [taken.map((row) => row.projectId), taken.map((row) => row.idempotencyKey)],
     );
-    for (const row of found) earlier.set(row.key, row.id);
+    for (const row of found) earlier.set(`${row.projectId} ${row.key}`, row.id);
   }
   return rows.map((row) => {
     if (created.has(row.id)) return { id: row.id, created: true };
-    const id = row.idempotencyKey === null ? undefined : earlier.get(row.idempotencyKey);
+    const id = row.idempotencyKey === null ? undefined : earlier.get(`${row.projectId} ${row.idempotencyKey}`);
     if (!id) throw new Error("an email conflicted on its idempotency key and cannot be found");
     return { id, created: false };
   });

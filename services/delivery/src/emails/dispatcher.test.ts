@@ -121,6 +121,19 @@ describe("the send queue", () => {
     expect(harness.sink.messages(to)).toHaveLength(1);
   });
 
+  it("stores concurrent enqueues together, each with its own answer: one key used at once by many calls is one email", async () => {
+    const to = randomRecipient("concurrent");
+    const keyed = await Promise.all(Array.from({ length: 8 }, () => enqueue(projectId, domain, to, { idempotencyKey: `race-${to}` })));
+    expect(new Set(keyed.map((answer) => answer.emailId)).size).toBe(1);
+    expect(keyed.filter((answer) => answer.created)).toHaveLength(1);
+    const distinct = await Promise.all(Array.from({ length: 8 }, () => enqueue(projectId, domain, randomRecipient("concurrent"))));
+    expect(new Set(distinct.map((answer) => answer.emailId)).size).toBe(8);
+    expect(distinct.every((answer) => answer.created)).toBe(true);
+    await settled(projectId, keyed[0]?.emailId ?? "", EmailStatus.SENT);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(harness.sink.messages(to)).toHaveLength(1);
+  });
+
   it("enqueues a batch of one project together, answering each email as EnqueueEmail would", async () => {
     const recipients = Array.from({ length: 5 }, () => randomRecipient("batch"));
     const request = (to: string, index: number) => ({

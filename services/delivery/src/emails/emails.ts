@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createGroupCommit } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
@@ -75,6 +76,15 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
  */
 export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: () => void; links?: EmailLinks }) {
   const { db } = deps;
+  // Concurrent enqueues (of /v1/send above all) are stored together: one statement and one commit for many calls.
+  const inserts = createGroupCommit<NewEmailRow[], Array<{ id: string; created: boolean }>>({
+    async writeBatch(calls) {
+      const results = await insertEmails(deps.pool, calls.flat());
+      let next = 0;
+      return calls.map((rows) => results.slice(next, (next += rows.length)));
+    },
+    writeAlone: (rows) => insertEmails(deps.pool, rows),
+  });
 
   /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
   async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
@@ -121,7 +131,7 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
         rows.map((row) => row.toEmail),
       );
     }
-    const results = await insertEmails(deps.pool, projectId, rows);
+    const results = await inserts.write(rows);
     if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
     return results;
   }
