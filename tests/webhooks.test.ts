@@ -12,7 +12,7 @@ async function post(body: string, contentType = "text/plain; charset=UTF-8") {
     headers: { "content-type": contentType, "x-amz-sns-message-type": "Notification" },
     body,
   });
-  return { status: response.status, body: (await response.json()) as ErrorBody & { outcome?: string } };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as ErrorBody & { outcome?: string } };
 }
 
 const bounce = (topicArn = testTopicArn) =>
@@ -39,6 +39,8 @@ describe("POST /webhooks/ses", () => {
     const answer = await post(sns.signed(bounce("arn:aws:sns:us-east-1:999999999999:not-ours")));
     expect(answer.status).toBe(403);
     expect(answer.body.error.code).toBe("SNS_TOPIC_NOT_ALLOWED");
+    // Not rate limited: SNS would drop what it cannot deliver after a few tries.
+    expect(answer.headers.get("ratelimit-limit")).toBeNull();
   });
 
   it("refuses a certificate that is not SNS's with 400, and answers 503 when SNS's cannot be fetched, so that SNS sends it again", async () => {
