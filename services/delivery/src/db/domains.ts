@@ -1,6 +1,6 @@
 import type { RecordStatus } from "../domain/dns-records.js";
 import type { Db } from "./client.js";
-import type { Domain } from "./generated/client.js";
+import { type Domain, Prisma } from "./generated/client.js";
 
 export type DomainRow = Domain;
 
@@ -41,14 +41,35 @@ export async function deleteProjectDomains(tx: Pick<Db, "domain">, projectId: st
   await tx.domain.deleteMany({ where: { projectId } });
 }
 
-/** Stores a check's outcome; verifiedAt moves only when the domain becomes verified. Null when the domain is gone. */
-export async function saveCheck(db: Db, domain: DomainRow, result: CheckResult, checkedAt: Date): Promise<DomainRow | null> {
+/**
+ * Stores a check's outcome, unless another check claimed the domain after this one did
+ * (its checked_at is no longer this check's stamp): that check looked the records up
+ * later, so its outcome stands. verifiedAt moves only when the domain becomes verified.
+ * Answers the domain as it is now; null when it is gone.
+ */
+export async function saveCheck(db: Db, domain: DomainRow, result: CheckResult): Promise<DomainRow | null> {
+  const now = new Date();
   const becameVerified = result.verified && !domain.verified;
-  const { count } = await db.domain.updateMany({
-    where: { id: domain.id, projectId: domain.projectId },
-    data: { ...result, checkedAt, updatedAt: checkedAt, ...(becameVerified ? { verifiedAt: checkedAt } : {}) },
+  await db.domain.updateMany({
+    where: { id: domain.id, projectId: domain.projectId, checkedAt: domain.checkedAt },
+    data: { ...result, updatedAt: now, ...(becameVerified ? { verifiedAt: now } : {}) },
   });
-  return count === 0 ? null : findDomain(db, domain.projectId, domain.id);
+  return findDomain(db, domain.projectId, domain.id);
+}
+
+const domainColumns = `id::text AS id, project_id::text AS "projectId", domain, selector, public_key AS "publicKey",
+  private_key_encrypted AS "privateKeyEncrypted", verified, dkim_status AS "dkimStatus", spf_status AS "spfStatus",
+  dmarc_status AS "dmarcStatus", verified_at AS "verifiedAt", checked_at AS "checkedAt", created_at AS "createdAt",
+  updated_at AS "updatedAt"`;
+
+/** Claims one domain for a check asked for now (GET /domains/:id/verify): stamps checked_at, like claimDueDomains. */
+export async function claimDomain(db: Db, projectId: string, id: string): Promise<DomainRow | null> {
+  const rows = await db.$queryRawUnsafe<DomainRow[]>(
+    `UPDATE domains SET checked_at = now() WHERE id = $1::uuid AND project_id = $2::uuid RETURNING ${domainColumns}`,
+    id,
+    projectId,
+  );
+  return rows[0] ?? null;
 }
 
 /**
@@ -66,10 +87,7 @@ export function claimDueDomains(db: Db, intervalMs: number, limit: number): Prom
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     )
-    RETURNING id::text AS id, project_id::text AS "projectId", domain, selector, public_key AS "publicKey",
-      private_key_encrypted AS "privateKeyEncrypted", verified, dkim_status AS "dkimStatus", spf_status AS "spfStatus",
-      dmarc_status AS "dmarcStatus", verified_at AS "verifiedAt", checked_at AS "checkedAt", created_at AS "createdAt",
-      updated_at AS "updatedAt"`;
+    RETURNING ${Prisma.raw(domainColumns)}`;
 }
 
 /** Whether the project has this domain (lower-case ASCII) and it is verified now. */

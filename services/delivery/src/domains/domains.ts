@@ -4,6 +4,7 @@ import type { Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import {
   type CheckResult,
+  claimDomain,
   claimDueDomains,
   type DomainRow,
   deleteDomain,
@@ -64,7 +65,7 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
     if (result.verified !== row.verified) {
       deps.logger.info({ domainId: row.id, domain: row.domain, verified: result.verified }, "domain verification changed");
     }
-    return saveCheck(db, row, result, new Date());
+    return saveCheck(db, row, result);
   }
 
   return {
@@ -109,7 +110,9 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
     },
 
     async verify(projectId: string, id: string): Promise<DomainView> {
-      const checked = await check(await find(projectId, id));
+      const claimed = isId(id) ? await claimDomain(db, requireProjectId(projectId), id) : null;
+      if (!claimed) throw domainNotFound();
+      const checked = await check(claimed);
       if (!checked) throw domainNotFound();
       return viewOf(checked);
     },
