@@ -34,17 +34,20 @@ export const redisUrl = z.string().refine((value) => URL.canParse(value) && /^re
   message: "must be a redis:// or rediss:// URL",
 });
 
-export const brokerList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(",")
-      .map((broker) => broker.trim())
-      .filter(Boolean),
-  )
-  .refine((brokers) => brokers.length > 0 && brokers.every((broker) => /^[^:\s]+:\d{1,5}$/.test(broker)), {
+/** A comma-separated list, each entry trimmed, empty entries dropped. */
+export const commaSeparated = z.string().transform((value) =>
+  value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
+
+export const brokerList = commaSeparated.refine(
+  (brokers) => brokers.length > 0 && brokers.every((broker) => /^[^:\s]+:\d{1,5}$/.test(broker)),
+  {
     message: "must be a comma-separated list of host:port",
-  });
+  },
+);
 
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
+import { commaSeparated, envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 import { developmentEncryptionKey, parseEncryptionKey } from "./domains/dkim-keys.js";
 
@@ -29,16 +29,9 @@ export const configSchema = z
       .transform((value) => value || undefined)
       .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" }),
     /** Resolvers for domain verification, comma-separated `ip[:port]`; empty uses the system's. */
-    DNS_SERVERS: z
-      .string()
-      .default("")
-      .transform((value) =>
-        value
-          .split(",")
-          .map((entry) => entry.trim())
-          .filter(Boolean),
-      )
-      .refine((servers) => servers.every(dnsServer), { message: "must be a comma-separated list of ip[:port] ([ipv6]:port)" }),
+    DNS_SERVERS: commaSeparated
+      .refine((servers) => servers.every(dnsServer), { message: "must be a comma-separated list of ip[:port] ([ipv6]:port)" })
+      .default([]),
     /** How long one DNS query waits for an answer (each of DNS_TRIES attempts). */
     DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
     DNS_TRIES: z.coerce.number().int().min(1).max(5).default(2),
@@ -84,18 +77,11 @@ export const configSchema = z
      * The SNS topics whose messages POST /webhooks/ses accepts (comma-separated ARNs): those
      * SES publishes bounces, complaints and deliveries to. Empty: every message is refused.
      */
-    SES_SNS_TOPIC_ARNS: z
-      .string()
-      .default("")
-      .transform((value) =>
-        value
-          .split(",")
-          .map((arn) => arn.trim())
-          .filter((arn) => arn !== ""),
-      )
+    SES_SNS_TOPIC_ARNS: commaSeparated
       .refine((arns) => arns.every((arn) => /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}(\.fifo)?$/.test(arn)), {
         message: "must be SNS topic ARNs, comma-separated",
-      }),
+      })
+      .default([]),
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /** Emails a second one dispatcher sends, all projects together. */
