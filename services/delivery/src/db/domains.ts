@@ -64,11 +64,8 @@ const domainColumns = `id::text AS id, project_id::text AS "projectId", domain, 
 
 /** Claims one domain for a check asked for now (GET /domains/:id/verify): stamps checked_at, like claimDueDomains. */
 export async function claimDomain(db: Db, projectId: string, id: string): Promise<DomainRow | null> {
-  const rows = await db.$queryRawUnsafe<DomainRow[]>(
-    `UPDATE domains SET checked_at = now() WHERE id = $1::uuid AND project_id = $2::uuid RETURNING ${domainColumns}`,
-    id,
-    projectId,
-  );
+  const rows = await db.$queryRaw<DomainRow[]>`
+    UPDATE domains SET checked_at = now() WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid RETURNING ${Prisma.raw(domainColumns)}`;
   return rows[0] ?? null;
 }
 
