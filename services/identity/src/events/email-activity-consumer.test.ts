@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { createEnvelope, createKafka, type EventEnvelope, encodeEnvelope, ensureTopics, topics } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
@@ -57,6 +58,11 @@ describe("the email-activity consumer", () => {
       payload: create(EmailActivitySchema, { emailId: randomUUID(), category, recipient: "someone@example.com" }),
     });
 
+  const unreadable = (envelope: EventEnvelope): EventEnvelope => ({
+    ...envelope,
+    payload: create(AnySchema, { typeUrl: envelope.payload?.typeUrl ?? "", value: new Uint8Array([0x0a, 0xff, 0xff, 0xff]) }),
+  });
+
   const publish = (envelopes: EventEnvelope[]) =>
     producer.send({
       topic: topics.emailActivity,
@@ -86,6 +92,8 @@ describe("the email-activity consumer", () => {
       activity(projectId, "email.open"),
       // Another project's mail, and mail of a project identity does not know, change nothing here.
       activity(randomUUID(), "email.sent"),
+      // A payload that cannot be read is skipped; the events around it still count.
+      unreadable(activity(projectId, "email.sent")),
     ];
     const sentinel = activity(projectId, "email.delivery");
     await publish([...events, sentinel]);

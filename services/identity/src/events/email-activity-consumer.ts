@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createEventConsumer, type EventConsumer, payloadOf, topics } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
-import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
+import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
 import { applyEmailActivities, type EmailActivityCount } from "../db/usage.js";
@@ -39,7 +39,14 @@ export function createEmailActivityConsumer(deps: {
     handleChunk: async (events, tx) => {
       const counts: EmailActivityCount[] = [];
       for (const event of events) {
-        const activity = payloadOf(event, EmailActivitySchema);
+        let activity: EmailActivity | undefined;
+        try {
+          activity = payloadOf(event, EmailActivitySchema);
+        } catch (error) {
+          // A producer's bug: skipped, or it would hold back every event of its chunk for ever.
+          deps.logger.warn({ err: error, eventId: event.eventId }, "skipping email activity whose payload cannot be read");
+          continue;
+        }
         const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
         if (!effect.usage && !effect.daily) continue;
         if (!isId(event.projectId)) {
