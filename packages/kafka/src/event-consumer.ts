@@ -50,7 +50,6 @@ export function createEventConsumer<Tx extends SqlClient>(
   } & ({ handle: (event: EventEnvelope, tx: Tx) => Promise<void> } | { handleChunk: (events: EventEnvelope[], tx: Tx) => Promise<void> }),
 ): EventConsumer {
   const { db, groupId, logger } = options;
-  let consumer: Consumer | undefined;
   const tracer = trace.getTracer("herald-kafka");
 
   /** Applies an event inside the caller's transaction, unless this consumer applied it before. */
@@ -124,15 +123,7 @@ export function createEventConsumer<Tx extends SqlClient>(
     }
   }
 
-  async function startOnce(): Promise<void> {
-    consumer = options.kafka.consumer({
-      groupId,
-      retry: { retries: 10 },
-      ...(options.batchWindowMs === undefined ? {} : { minBytes: 64 * 1024, maxWaitTimeInMs: options.batchWindowMs }),
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      logger.error({ err: payload.error, groupId, restarting: payload.restart }, "event consumer crashed");
-    });
+  async function run(consumer: Consumer): Promise<void> {
     await consumer.connect();
     await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
     await consumer.run({
@@ -173,24 +164,18 @@ export function createEventConsumer<Tx extends SqlClient>(
     });
   }
 
-  return {
-    async start() {
-      await startWithRetries({
-        start: startOnce,
-        reset: async () => {
-          await consumer?.disconnect().catch(() => {});
-          consumer = undefined;
-        },
-        logger,
+  return managedConsumer({
+    create: () =>
+      options.kafka.consumer({
         groupId,
-        what: "event consumer",
-      });
-    },
-    async stop() {
-      await consumer?.disconnect();
-      consumer = undefined;
-    },
-  };
+        retry: { retries: 10 },
+        ...(options.batchWindowMs === undefined ? {} : { minBytes: 64 * 1024, maxWaitTimeInMs: options.batchWindowMs }),
+      }),
+    run,
+    logger,
+    groupId,
+    what: "event consumer",
+  });
 }
 
 const startTimeoutMs = 60_000;
@@ -199,29 +184,49 @@ const startTimeoutMs = 60_000;
 const eventsPerTransaction = 200;
 
 /**
- * Starts a consumer, retrying for up to a minute while the broker answers with retriable
- * errors: a broker that has just started (or just created the topics or its group
- * coordinator) does so for a few seconds. `reset` drops the half-started consumer.
+ * The life of a consumer: `create` makes it and `run` connects, subscribes and runs it.
+ * start() retries for up to a minute while the broker answers with retriable errors (a
+ * broker that has just started, or just created the topics or its group coordinator, does
+ * so for a few seconds), dropping the half-started consumer each time; a crash is logged.
  */
-export async function startWithRetries(options: {
-  start: () => Promise<void>;
-  reset: () => Promise<void>;
+export function managedConsumer(options: {
+  create: () => Consumer;
+  run: (consumer: Consumer) => Promise<void>;
   logger: Logger;
   groupId: string;
+  /** Names the consumer in the log. */
   what: string;
-}): Promise<void> {
-  const deadline = Date.now() + startTimeoutMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await options.start();
-      return;
-    } catch (error) {
-      await options.reset();
-      if (!isRetriable(error) || Date.now() > deadline) throw error;
-      options.logger.warn({ err: error, groupId: options.groupId, attempt }, `${options.what} could not start yet; retrying`);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
-    }
-  }
+}): EventConsumer {
+  const { logger, groupId, what } = options;
+  let consumer: Consumer | undefined;
+  const drop = async () => {
+    await consumer?.disconnect().catch(() => {});
+    consumer = undefined;
+  };
+  return {
+    async start() {
+      const deadline = Date.now() + startTimeoutMs;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          consumer = options.create();
+          consumer.on(consumer.events.CRASH, ({ payload }) => {
+            logger.error({ err: payload.error, groupId, restarting: payload.restart }, `${what} crashed`);
+          });
+          await options.run(consumer);
+          return;
+        } catch (error) {
+          await drop();
+          if (!isRetriable(error) || Date.now() > deadline) throw error;
+          logger.warn({ err: error, groupId, attempt }, `${what} could not start yet; retrying`);
+          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
+        }
+      }
+    },
+    async stop() {
+      await consumer?.disconnect();
+      consumer = undefined;
+    },
+  };
 }
 
 /** KafkaJS marks what may pass by retrying; a wrapped cause counts too (retries exhausted). */

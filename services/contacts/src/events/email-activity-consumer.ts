@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { decodeEnvelope, type EventConsumer, type EventEnvelope, payloadOf, startWithRetries, topics, traceContextOf } from "@herald/kafka";
+import { decodeEnvelope, type EventConsumer, type EventEnvelope, managedConsumer, payloadOf, topics, traceContextOf } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { context, type Link, SpanKind, trace } from "@opentelemetry/api";
@@ -135,7 +135,6 @@ export function createEmailActivityConsumer(deps: {
   const groupId = deps.groupId ?? emailActivityGroupId;
   const chunkSize = deps.chunkSize ?? 1_000;
   const tracer = trace.getTracer("herald-kafka");
-  let consumer: Consumer | undefined;
 
   function readMessage(topic: string, partition: number, message: KafkaMessage): EmailActivityRecord | undefined {
     if (!message.value) return undefined;
@@ -228,11 +227,7 @@ export function createEmailActivityConsumer(deps: {
     }
   }
 
-  async function startOnce(): Promise<void> {
-    consumer = deps.kafka.consumer({ groupId, retry: { retries: 10 } });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      logger.error({ err: payload.error, groupId, restarting: payload.restart }, "email-activity consumer crashed");
-    });
+  async function run(consumer: Consumer): Promise<void> {
     await consumer.connect();
     await consumer.subscribe({ topics: [topics.emailActivity], fromBeginning: deps.fromBeginning ?? false });
     await consumer.run({
@@ -251,22 +246,11 @@ export function createEmailActivityConsumer(deps: {
     });
   }
 
-  return {
-    async start() {
-      await startWithRetries({
-        start: startOnce,
-        reset: async () => {
-          await consumer?.disconnect().catch(() => {});
-          consumer = undefined;
-        },
-        logger,
-        groupId,
-        what: "email-activity consumer",
-      });
-    },
-    async stop() {
-      await consumer?.disconnect();
-      consumer = undefined;
-    },
-  };
+  return managedConsumer({
+    create: () => deps.kafka.consumer({ groupId, retry: { retries: 10 } }),
+    run,
+    logger,
+    groupId,
+    what: "email-activity consumer",
+  });
 }
