@@ -119,17 +119,6 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     records.delete(normalise(name));
   };
 
-  const udp = createSocket("udp4");
-  udp.on("message", (query: Buffer, remote: RemoteInfo) => {
-    const reply = answer(records, query, "udp");
-    if (reply) udp.send(reply, remote.port, remote.address);
-  });
-  await new Promise<void>((resolve, reject) => {
-    udp.once("error", reject);
-    udp.bind(0, "127.0.0.1", () => resolve());
-  });
-  const port = udp.address().port;
-
   const connections = new Set<Socket>();
   const tcp = createTcpServer((socket) => {
     connections.add(socket);
@@ -149,10 +138,41 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once("error", reject);
-    tcp.listen(port, "127.0.0.1", resolve);
-  });
+  /** A UDP socket on a free port of 127.0.0.1, answering queries. */
+  const bindUdp = async () => {
+    const socket = createSocket("udp4");
+    socket.on("message", (query: Buffer, remote: RemoteInfo) => {
+      const reply = answer(records, query, "udp");
+      if (reply) socket.send(reply, remote.port, remote.address);
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      socket.bind(0, "127.0.0.1", () => resolve());
+    });
+    return socket;
+  };
+  const listenTcp = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      tcp.once("error", reject);
+      tcp.listen(port, "127.0.0.1", () => {
+        tcp.off("error", reject);
+        resolve();
+      });
+    });
+  // The free UDP port the system chose may be taken for TCP (another process's connection): then take another.
+  let udp = await bindUdp();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await listenTcp(udp.address().port);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt === 10) throw error;
+      const taken = udp;
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+      udp = await bindUdp();
+    }
+  }
+  const port = udp.address().port;
 
   // PUT /txt/<name> with a JSON array of texts sets the name's TXT records; DELETE /txt/<name> removes the name.
   const control = createHttpServer(async (request, response) => {
