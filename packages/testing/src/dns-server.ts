@@ -3,27 +3,49 @@ import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 
 /**
- * A real DNS server on 127.0.0.1 for tests, answering TXT queries (over UDP and TCP, on
- * one port) from an in-memory map; every other name is NXDOMAIN and every other type at
- * a known name is an empty answer. Tests in other processes set records through a small
- * HTTP control port (testDnsClient). Deliberately tiny: one question per query, no
- * compression in what it reads, answers with TTL 0 so that nothing is cached.
+ * A real DNS server on 127.0.0.1 for tests, answering TXT, MX and A queries (over UDP and
+ * TCP, on one port) from an in-memory map; every other name is NXDOMAIN, every other type
+ * at a known name is an empty answer, and a name set to fail answers SERVFAIL. Tests in
+ * other processes set records through a small HTTP control port (testDnsClient).
+ * Deliberately tiny: one question per query, no compression in what it reads, answers
+ * with TTL 0 so that nothing is cached.
  */
+export interface MxRecord {
+  priority: number;
+  /** The mail server's name; "." for a null MX (RFC 7505). */
+  exchange: string;
+}
+
 export interface TestDnsServer {
   /** `127.0.0.1:<port>`, as DNS_SERVERS takes it. */
   address: string;
   controlUrl: string;
   setTxt(name: string, records: string[]): void;
+  /** Removes the name's TXT records, and the name itself when it has no others. */
   deleteTxt(name: string): void;
+  setMx(name: string, records: MxRecord[]): void;
+  /** A records (IPv4 addresses). */
+  setA(name: string, addresses: string[]): void;
+  /** Every query of the name answers SERVFAIL, as a broken authoritative server makes resolvers do. */
+  failName(name: string): void;
   stop(): Promise<void>;
 }
 
+const A = 1;
+const MX = 15;
 const TXT = 16;
+const SERVFAIL = 2;
 const NXDOMAIN = 3;
 const FORMERR = 1;
 const classicUdpLimit = 512;
 
 const normalise = (name: string) => name.toLowerCase().replace(/\.$/, "");
+
+/** What one name has: the record data of each type, or a failure. */
+interface NameRecords {
+  failing: boolean;
+  rdata: Map<number, Buffer[]>;
+}
 
 interface Question {
   name: string;
@@ -68,6 +90,31 @@ function txtRdata(text: string): Buffer {
   return Buffer.concat(parts);
 }
 
+/** A name as labels (uncompressed); "." or "" is the root. */
+function nameBytes(name: string): Buffer {
+  const labels = normalise(name)
+    .split(".")
+    .filter((label) => label !== "");
+  return Buffer.concat([
+    ...labels.map((label) => Buffer.concat([Buffer.from([label.length]), Buffer.from(label, "latin1")])),
+    Buffer.from([0]),
+  ]);
+}
+
+function mxRdata(record: MxRecord): Buffer {
+  const preference = Buffer.alloc(2);
+  preference.writeUInt16BE(record.priority);
+  return Buffer.concat([preference, nameBytes(record.exchange)]);
+}
+
+function aRdata(address: string): Buffer {
+  const octets = address.split(".").map(Number);
+  if (octets.length !== 4 || octets.some((octet) => !Number.isInteger(octet) || octet < 0 || octet > 255)) {
+    throw new Error(`${address} is not an IPv4 address`);
+  }
+  return Buffer.from(octets);
+}
+
 function header(query: Buffer, options: { rcode: number; answers: number; truncated: boolean; questions: number }): Buffer {
   const out = Buffer.alloc(12);
   out.writeUInt16BE(query.readUInt16BE(0), 0);
@@ -80,19 +127,20 @@ function header(query: Buffer, options: { rcode: number; answers: number; trunca
   return out;
 }
 
-function answer(records: Map<string, string[]>, query: Buffer, transport: "udp" | "tcp"): Buffer | undefined {
+function answer(records: Map<string, NameRecords>, query: Buffer, transport: "udp" | "tcp"): Buffer | undefined {
   if (query.length < 12) return undefined;
   const question = readQuestion(query);
   if (!question) return header(query, { rcode: FORMERR, answers: 0, truncated: false, questions: 0 });
-  const texts = records.get(question.name);
-  if (texts === undefined)
-    return Buffer.concat([header(query, { rcode: NXDOMAIN, answers: 0, truncated: false, questions: 1 }), question.raw]);
-  const answers = question.type === TXT ? texts : [];
-  const resourceRecords = answers.map((text) => {
-    const rdata = txtRdata(text);
+  const entry = records.get(question.name);
+  if (entry === undefined || entry.failing) {
+    const rcode = entry === undefined ? NXDOMAIN : SERVFAIL;
+    return Buffer.concat([header(query, { rcode, answers: 0, truncated: false, questions: 1 }), question.raw]);
+  }
+  const answers = entry.rdata.get(question.type) ?? [];
+  const resourceRecords = answers.map((rdata) => {
     const fixed = Buffer.alloc(12);
     fixed.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
-    fixed.writeUInt16BE(TXT, 2);
+    fixed.writeUInt16BE(question.type, 2);
     fixed.writeUInt16BE(1, 4); // IN
     fixed.writeUInt32BE(0, 6); // TTL 0: never cached
     fixed.writeUInt16BE(rdata.length, 10);
@@ -111,12 +159,31 @@ function answer(records: Map<string, string[]>, query: Buffer, transport: "udp" 
 }
 
 export async function startTestDnsServer(): Promise<TestDnsServer> {
-  const records = new Map<string, string[]>();
+  const records = new Map<string, NameRecords>();
+  const entryOf = (name: string) => {
+    const key = normalise(name);
+    const existing = records.get(key);
+    if (existing) return existing;
+    const created: NameRecords = { failing: false, rdata: new Map() };
+    records.set(key, created);
+    return created;
+  };
   const setTxt = (name: string, texts: string[]) => {
-    records.set(normalise(name), [...texts]);
+    entryOf(name).rdata.set(TXT, texts.map(txtRdata));
   };
   const deleteTxt = (name: string) => {
-    records.delete(normalise(name));
+    const entry = records.get(normalise(name));
+    entry?.rdata.delete(TXT);
+    if (entry && entry.rdata.size === 0 && !entry.failing) records.delete(normalise(name));
+  };
+  const setMx = (name: string, mx: MxRecord[]) => {
+    entryOf(name).rdata.set(MX, mx.map(mxRdata));
+  };
+  const setA = (name: string, addresses: string[]) => {
+    entryOf(name).rdata.set(A, addresses.map(aRdata));
+  };
+  const failName = (name: string) => {
+    entryOf(name).failing = true;
   };
 
   const connections = new Set<Socket>();
@@ -174,25 +241,42 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   }
   const port = udp.address().port;
 
-  // PUT /txt/<name> with a JSON array of texts sets the name's TXT records; DELETE /txt/<name> removes the name.
+  // PUT /<type>/<name> sets the name's records of a type from a JSON array (texts for txt, { priority, exchange }
+  // for mx, IPv4 addresses for a); PUT /fail/<name> makes it answer SERVFAIL; DELETE /txt/<name> removes its TXT.
+  const isStrings = (body: unknown): body is string[] => Array.isArray(body) && body.every((item) => typeof item === "string");
+  const isMxRecords = (body: unknown): body is MxRecord[] =>
+    Array.isArray(body) && body.every((record: MxRecord) => Number.isInteger(record?.priority) && typeof record?.exchange === "string");
+  /** Applies a PUT; false when its body is not what the kind takes. */
+  function put(kind: string, name: string, body: unknown): boolean {
+    if (kind === "txt" && isStrings(body)) setTxt(name, body);
+    else if (kind === "mx" && isMxRecords(body)) setMx(name, body);
+    else if (kind === "a" && isStrings(body)) setA(name, body);
+    else if (kind === "fail") failName(name);
+    else return false;
+    return true;
+  }
   const control = createHttpServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const match = /^\/txt\/([^/?]+)$/.exec(request.url ?? "");
-    const name = match?.[1] ? decodeURIComponent(match[1]) : undefined;
-    if (name && request.method === "PUT") {
-      const texts: unknown = JSON.parse(Buffer.concat(chunks).toString() || "[]");
-      if (!Array.isArray(texts) || !texts.every((text) => typeof text === "string")) {
-        response.writeHead(400).end("body must be a JSON array of strings");
-        return;
+    const match = /^\/(txt|mx|a|fail)\/([^/?]+)$/.exec(request.url ?? "");
+    const [kind, encodedName] = match ? [match[1] ?? "", match[2] ?? ""] : ["", ""];
+    const name = decodeURIComponent(encodedName);
+    try {
+      if (match && request.method === "PUT") {
+        const body: unknown = JSON.parse(Buffer.concat(chunks).toString() || "[]");
+        if (!put(kind, name, body)) {
+          response.writeHead(400).end(`not a body for ${kind} records`);
+          return;
+        }
+        response.writeHead(204).end();
+      } else if (kind === "txt" && request.method === "DELETE") {
+        deleteTxt(name);
+        response.writeHead(204).end();
+      } else {
+        response.writeHead(404).end();
       }
-      setTxt(name, texts);
-      response.writeHead(204).end();
-    } else if (name && request.method === "DELETE") {
-      deleteTxt(name);
-      response.writeHead(204).end();
-    } else {
-      response.writeHead(404).end();
+    } catch (error) {
+      response.writeHead(400).end(String(error));
     }
   });
   await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
@@ -202,6 +286,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     controlUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
     setTxt,
     deleteTxt,
+    setMx,
+    setA,
+    failName,
     async stop() {
       for (const socket of connections) socket.destroy();
       await Promise.all([
@@ -215,16 +302,20 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
 
 /** Sets records of a TestDnsServer from another process (a test file), through its control port. */
 export function testDnsClient(controlUrl: string) {
-  async function send(method: "PUT" | "DELETE", name: string, body?: string[]): Promise<void> {
-    const response = await fetch(`${controlUrl}/txt/${encodeURIComponent(name)}`, {
+  async function send(method: "PUT" | "DELETE", path: string, body?: unknown): Promise<void> {
+    const response = await fetch(`${controlUrl}/${path}`, {
       method,
       headers: body ? { "content-type": "application/json" } : {},
       body: body ? JSON.stringify(body) : undefined,
     });
-    if (response.status !== 204) throw new Error(`test DNS server answered ${response.status} to ${method} ${name}`);
+    if (response.status !== 204) throw new Error(`test DNS server answered ${response.status} to ${method} ${path}`);
   }
+  const at = (kind: string, name: string) => `${kind}/${encodeURIComponent(name)}`;
   return {
-    setTxt: (name: string, records: string[]) => send("PUT", name, records),
-    deleteTxt: (name: string) => send("DELETE", name),
+    setTxt: (name: string, records: string[]) => send("PUT", at("txt", name), records),
+    deleteTxt: (name: string) => send("DELETE", at("txt", name)),
+    setMx: (name: string, records: MxRecord[]) => send("PUT", at("mx", name), records),
+    setA: (name: string, addresses: string[]) => send("PUT", at("a", name), addresses),
+    failName: (name: string) => send("PUT", at("fail", name), []),
   };
 }

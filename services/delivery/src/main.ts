@@ -7,7 +7,7 @@ import { loadConfig } from "./config.js";
 import { createDb } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
-import { createTxtLookup } from "./domains/txt-lookup.js";
+import { createResolver, createTxtLookup } from "./domains/txt-lookup.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
 import { createSesNotifications, createSnsConfirmation } from "./emails/ses-notifications.js";
@@ -23,6 +23,8 @@ import { createTracking } from "./tracking/tracking.js";
 import { createLocalImageStore } from "./uploads/local-image-store.js";
 import { createS3ImageStore } from "./uploads/s3-image-store.js";
 import { createUploads } from "./uploads/uploads.js";
+import { createMailExchangeLookup } from "./verification/mail-exchange.js";
+import { createVerification } from "./verification/verification.js";
 
 const name = "delivery";
 try {
@@ -46,7 +48,8 @@ try {
   await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
-  const lookup = createTxtLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
+  const resolver = createResolver({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
+  const lookup = createTxtLookup(resolver);
   const domains = createDomains({ db, lookup, encryptionKey: config.dkimEncryptionKey, spfInclude: config.SPF_INCLUDE, logger });
   const domainCheck = createDomainCheck({ domains, logger, intervalMs: config.DOMAIN_CHECK_INTERVAL_MS });
   const uploads = createUploads({
@@ -125,6 +128,7 @@ try {
     uploads,
     tracking,
     sesNotifications,
+    verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
   });
   relay.start();
   dispatcher.start();

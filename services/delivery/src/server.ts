@@ -8,6 +8,7 @@ import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
+import { VerificationService } from "@herald/proto/herald/delivery/v1/verification_service_pb";
 import { createActivity } from "./activity/activity.js";
 import type { Db } from "./db/client.js";
 import type { Domains } from "./domains/domains.js";
@@ -21,10 +22,12 @@ import { createProviderEventsRpc } from "./rpc/provider-events-rpc.js";
 import { createTemplatesRpc } from "./rpc/templates-rpc.js";
 import { createTrackingRpc } from "./rpc/tracking-rpc.js";
 import { createUploadsRpc } from "./rpc/uploads-rpc.js";
+import { createVerificationRpc } from "./rpc/verification-rpc.js";
 import type { Sends } from "./sends/sends.js";
 import type { Templates } from "./templates/templates.js";
 import type { Tracking } from "./tracking/tracking.js";
 import type { Uploads } from "./uploads/uploads.js";
+import type { Verification } from "./verification/verification.js";
 
 export interface Deps {
   db: Db;
@@ -43,6 +46,8 @@ export interface Deps {
   tracking: Tracking;
   /** What SES reports after a send (bounces, complaints, deliveries), through SNS. */
   sesNotifications: SesNotifications;
+  /** POST /v1/verify. */
+  verification: Verification;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -55,6 +60,7 @@ export function build(deps: Deps): RpcServer {
       ActivityService.typeName,
       TrackingService.typeName,
       ProviderEventsService.typeName,
+      VerificationService.typeName,
       ...(deps.uploads ? [UploadsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
@@ -67,6 +73,7 @@ export function build(deps: Deps): RpcServer {
       router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: deps.db }) }));
       router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));
       router.service(ProviderEventsService, createProviderEventsRpc({ sesNotifications: deps.sesNotifications }));
+      router.service(VerificationService, createVerificationRpc({ verification: deps.verification }));
       if (deps.uploads) router.service(UploadsService, createUploadsRpc({ uploads: deps.uploads }));
     },
   });

@@ -23,6 +23,7 @@ import { registerSendRoutes } from "./routes/delivery/send-routes.js";
 import { registerTemplateRoutes } from "./routes/delivery/template-routes.js";
 import { registerTrackingRoutes } from "./routes/delivery/tracking-routes.js";
 import { registerUploadRoutes } from "./routes/delivery/upload-routes.js";
+import { registerVerifyRoutes } from "./routes/delivery/verify-routes.js";
 import { registerWebhookRoutes } from "./routes/delivery/webhook-routes.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
@@ -83,6 +84,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerActivityRoutes(app, { upstreams: deps.upstreams });
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
   registerSendRoutes(app, { upstreams: deps.upstreams });
+  registerVerifyRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });
   return app;

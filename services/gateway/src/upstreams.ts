@@ -12,6 +12,7 @@ import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
+import { VerificationService } from "@herald/proto/herald/delivery/v1/verification_service_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
@@ -37,6 +38,7 @@ export interface Upstreams {
   emails: Client<typeof EmailsService>;
   tracking: Client<typeof TrackingService>;
   providerEvents: Client<typeof ProviderEventsService>;
+  verification: Client<typeof VerificationService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -76,5 +78,6 @@ export function createUpstreams(config: Config): Upstreams {
     emails: createClient(EmailsService, delivery),
     tracking: createClient(TrackingService, delivery),
     providerEvents: createClient(ProviderEventsService, delivery),
+    verification: createClient(VerificationService, delivery),
   };
 }

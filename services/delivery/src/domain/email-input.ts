@@ -45,6 +45,9 @@ const headerName = /^[\x21-\x39\x3b-\x7e]+$/;
 // Deliberately loose (one @, no spaces or angle brackets, a dot in the domain): /v1/send validates addresses for users.
 const address = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
 
+/** An email address in the loose sense the queue and /v1/verify accept (trimmed; RFC 5321 caps it at 254 characters). */
+export const isEmailAddress = (email: string): boolean => email.length <= 254 && address.test(email);
+
 /** The address as the queue stores and compares it: trimmed, lower case. */
 export const normaliseAddress = (email: string): string => email.trim().toLowerCase();
 
@@ -96,7 +99,7 @@ export function emailInputViolations(input: EmailInput): FieldViolation[] {
       return;
     }
     const email = value.email.trim();
-    if (email.length > 254 || !address.test(email)) add(`${field}.email`, "must be an email address", "invalid_email");
+    if (!isEmailAddress(email)) add(`${field}.email`, "must be an email address", "invalid_email");
     if (value.name !== undefined && (lineBreak.test(value.name) || value.name.length > 320)) {
       add(`${field}.name`, "must be one line of at most 320 characters");
     }

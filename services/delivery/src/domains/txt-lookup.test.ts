@@ -1,6 +1,6 @@
 import { startTestDnsServer, type TestDnsServer } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTxtLookup } from "./txt-lookup.js";
+import { createResolver, createTxtLookup } from "./txt-lookup.js";
 
 describe("TXT lookups through DNS_SERVERS", () => {
   let dns: TestDnsServer;
@@ -10,7 +10,7 @@ describe("TXT lookups through DNS_SERVERS", () => {
   afterAll(() => dns.stop());
 
   it("answers each record with its strings joined, nothing for unknown names, an error when no server answers", async () => {
-    const lookup = createTxtLookup({ servers: [dns.address], timeoutMs: 500, tries: 1 });
+    const lookup = createTxtLookup(createResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 }));
     // Long enough to need several strings and more than a classic 512-byte UDP answer.
     const long = `v=DKIM1; k=rsa; p=${"A".repeat(700)}`;
     dns.setTxt("sel._domainkey.lookup.test", [long, "second"]);
@@ -24,7 +24,7 @@ describe("TXT lookups through DNS_SERVERS", () => {
     const silent = await startTestDnsServer();
     const address = silent.address;
     await silent.stop();
-    const nobody = createTxtLookup({ servers: [address], timeoutMs: 100, tries: 1 });
+    const nobody = createTxtLookup(createResolver({ servers: [address], timeoutMs: 100, tries: 1 }));
     expect((await nobody("any.lookup.test")).kind).toBe("error");
   });
 });

@@ -81,7 +81,11 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
     async writeBatch(calls) {
       const results = await insertEmails(deps.pool, calls.flat());
       let next = 0;
-      return calls.map((rows) => results.slice(next, (next += rows.length)));
+      return calls.map((rows) => {
+        const first = next;
+        next += rows.length;
+        return results.slice(first, next);
+      });
     },
     writeAlone: (rows) => insertEmails(deps.pool, rows),
   });

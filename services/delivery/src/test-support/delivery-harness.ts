@@ -20,7 +20,7 @@ import {
 import { createDb, type Db } from "../db/client.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { createDomains } from "../domains/domains.js";
-import { createTxtLookup } from "../domains/txt-lookup.js";
+import { createResolver, createTxtLookup } from "../domains/txt-lookup.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
 import { createSesNotifications } from "../emails/ses-notifications.js";
@@ -31,6 +31,8 @@ import { createSends } from "../sends/sends.js";
 import { build } from "../server.js";
 import { createTemplates } from "../templates/templates.js";
 import { createTracking } from "../tracking/tracking.js";
+import { createMailExchangeLookup } from "../verification/mail-exchange.js";
+import { createVerification } from "../verification/verification.js";
 import { createSnsSigner, type SnsSigner, testTopicArn } from "./sns-signer.js";
 
 export const testEncryptionKey = Buffer.alloc(32, 7);
@@ -103,13 +105,15 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const templates = createTemplates({ db, renderer });
   const sns = createSnsSigner();
   const confirmedSubscriptions: string[] = [];
+  // The harness publishes no DNS records: lookups use the system's resolvers and give up fast.
+  const resolver = createResolver({ servers: [], timeoutMs: 100, tries: 1 });
   const server: RpcServer = build({
     db,
     logger,
     info: create(ServiceInfoSchema, { name: "delivery", version: "test", databaseSchema: "delivery" }),
     domains: createDomains({
       db,
-      lookup: createTxtLookup({ servers: [], timeoutMs: 100, tries: 1 }),
+      lookup: createTxtLookup(resolver),
       encryptionKey: testEncryptionKey,
       logger,
     }),
@@ -134,6 +138,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       },
       nudgeOutbox: () => {},
     }),
+    verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
 
