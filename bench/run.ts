@@ -138,7 +138,7 @@ const stack = await startStack(
     PASSWORD_SCRYPT_LOG_N: "14",
     DNS_SERVERS: dns.address,
     SMTP_URL: sink.url,
-    SEND_RATE_PER_SECOND: "100000",
+    SEND_RATE_PER_SECOND: process.env.BENCH_SEND_RATE ?? "100000",
     SEND_PROJECT_RATE_PER_SECOND: "100000",
     // The same consumer groups in every run: a new group would start by reading every earlier run's
     // events (identity meters from the beginning of the topic), CPU the measured paths share.

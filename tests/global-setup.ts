@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { ensureInfrastructure } from "@herald/devinfra";
 import {
   createTestDatabase,
+  freePort,
   migrateAllServices,
   prepareTemplateDatabase,
   type ServiceName,
@@ -28,6 +29,8 @@ export interface HeraldTestContext {
   dkimEncryptionKey: string;
   /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
   domainCheckIntervalMs: number;
+  /** Where the stack's delivery receives bounces (INBOUND_SMTP_PORT), for return paths of BOUNCE_DOMAIN. */
+  inboundSmtp: { port: number; bounceDomain: string };
 }
 
 declare module "vitest" {
@@ -46,6 +49,7 @@ export default async function setup(project: TestProject) {
   const smtp = await startTestSmtpSink();
   const dkimEncryptionKey = randomBytes(32).toString("hex");
   const domainCheckIntervalMs = 1_000;
+  const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test" };
   const stack = await startStack(urls, {
     // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
     PASSWORD_SCRYPT_LOG_N: "14",
@@ -60,6 +64,9 @@ export default async function setup(project: TestProject) {
     SEND_RETRY_MAX_MS: "2000",
     // POST /webhooks/ses hears this topic only (tests/webhooks.test.ts).
     SES_SNS_TOPIC_ARNS: testTopicArn,
+    // Emails go out from return paths of this domain, whose bounces tests hand to this port (tests/bounces.test.ts).
+    BOUNCE_DOMAIN: inboundSmtp.bounceDomain,
+    INBOUND_SMTP_PORT: String(inboundSmtp.port),
   });
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,
@@ -70,6 +77,7 @@ export default async function setup(project: TestProject) {
     smtp: { controlUrl: smtp.controlUrl },
     dkimEncryptionKey,
     domainCheckIntervalMs,
+    inboundSmtp,
   });
   return async () => {
     await stack.stop();

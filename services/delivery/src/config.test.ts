@@ -75,4 +75,20 @@ describe("delivery configuration", () => {
     ]);
     expect(() => loadConfig({ SES_SNS_TOPIC_ARNS: "ses-events" })).toThrow(/SES_SNS_TOPIC_ARNS: must be SNS topic ARNs/);
   });
+
+  it("reads BOUNCE_DOMAIN as a domain, and refuses INBOUND_SMTP_PORT without it", () => {
+    const defaults = loadConfig({});
+    expect([defaults.BOUNCE_DOMAIN, defaults.INBOUND_SMTP_PORT, defaults.INBOUND_SMTP_MAX_BYTES]).toEqual([
+      undefined,
+      undefined,
+      10 * 1024 * 1024,
+    ]);
+    expect(loadConfig({ BOUNCE_DOMAIN: " Bounces.Example.com ", INBOUND_SMTP_PORT: "2525" })).toMatchObject({
+      BOUNCE_DOMAIN: "bounces.example.com",
+      INBOUND_SMTP_PORT: 2525,
+    });
+    expect(() => loadConfig({ BOUNCE_DOMAIN: "not a domain" })).toThrow(/BOUNCE_DOMAIN: must be a domain name/);
+    expect(() => loadConfig({ INBOUND_SMTP_PORT: "2525" })).toThrow(/BOUNCE_DOMAIN: is required with INBOUND_SMTP_PORT/);
+    expect(() => loadConfig({ BOUNCE_DOMAIN: "bounces.example.com", INBOUND_SMTP_PORT: "70000" })).toThrow(/INBOUND_SMTP_PORT/);
+  });
 });

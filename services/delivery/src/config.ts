@@ -82,6 +82,26 @@ export const configSchema = z
         message: "must be SNS topic ARNs, comma-separated",
       })
       .default([]),
+    /**
+     * The domain of the return paths (the envelope sender, where receivers send bounces): each email
+     * goes out from `bounce+<id>-<tag>@BOUNCE_DOMAIN`, and its MX must lead to INBOUND_SMTP_PORT of
+     * delivery. Unset: emails go out from their From address and only the relay's own refusals are seen.
+     */
+    BOUNCE_DOMAIN: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim().toLowerCase() || undefined)
+      .refine((value) => value === undefined || /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(value), {
+        message: "must be a domain name",
+      }),
+    /** Where delivery receives the bounces and feedback reports sent to BOUNCE_DOMAIN; unset: not at all. */
+    INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+    /** The largest report INBOUND_SMTP_PORT accepts; some return the whole original message. */
+    INBOUND_SMTP_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(10 * 1024 * 1024),
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /** Emails a second one dispatcher sends, all projects together. */
@@ -131,6 +151,9 @@ export const configSchema = z
   .superRefine((config, context) => {
     if (config.MAIL_PROVIDER === "ses" && !config.SES_REGION) {
       context.addIssue({ code: "custom", path: ["SES_REGION"], message: "is required when MAIL_PROVIDER=ses" });
+    }
+    if (config.INBOUND_SMTP_PORT !== undefined && !config.BOUNCE_DOMAIN) {
+      context.addIssue({ code: "custom", path: ["BOUNCE_DOMAIN"], message: "is required with INBOUND_SMTP_PORT" });
     }
     if (config.SEND_TIMEOUT_MS * 2 > config.SEND_LEASE_MS) {
       context.addIssue({ code: "custom", path: ["SEND_LEASE_MS"], message: "must be at least twice SEND_TIMEOUT_MS" });

@@ -3,12 +3,15 @@ import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/ka
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
+import { createInboundSmtp } from "./bounces/inbound-smtp.js";
+import { createReturnPaths } from "./bounces/return-path.js";
 import { loadConfig } from "./config.js";
 import { createDb } from "./db/client.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
 import { createResolver, createTxtLookup } from "./domains/txt-lookup.js";
 import { createDispatcher } from "./emails/dispatcher.js";
+import { createEmailEventRecorder } from "./emails/email-events.js";
 import { createEmails } from "./emails/emails.js";
 import { createSesNotifications, createSnsConfirmation } from "./emails/ses-notifications.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
@@ -78,6 +81,11 @@ try {
     : config.SMTP_URL
       ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
       : undefined;
+  // SES reports its bounces through SNS (POST /webhooks/ses) and sets its own envelope sender.
+  const returnPaths =
+    config.BOUNCE_DOMAIN && config.MAIL_PROVIDER === "smtp"
+      ? createReturnPaths({ domain: config.BOUNCE_DOMAIN, secret: config.linkSigningSecret })
+      : undefined;
   const dispatcher = createDispatcher({
     db,
     pool,
@@ -91,6 +99,7 @@ try {
     retry: { maxAttempts: config.SEND_MAX_ATTEMPTS, baseDelayMs: config.SEND_RETRY_BASE_MS, maxDelayMs: config.SEND_RETRY_MAX_MS },
     pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
     nudgeOutbox: () => relay.nudge(),
+    ...(returnPaths ? { returnPathOf: returnPaths.addressOf } : {}),
   });
   const contacts = createRpcClient(ContactsService, { baseUrl: config.CONTACTS_URL, connections: 2, timeoutMs: 10_000 });
   const tokens = createLinkTokens(config.linkSigningSecret);
@@ -110,12 +119,12 @@ try {
     links: tokens,
     publicUrl: config.PUBLIC_URL,
   });
+  const emailEvents = createEmailEventRecorder({ db, nudgeOutbox: () => relay.nudge() });
   const sesNotifications = createSesNotifications({
-    db,
+    events: emailEvents,
     topicArns: new Set(config.SES_SNS_TOPIC_ARNS),
     certificateOf: createSnsCertificates({ timeoutMs: 10_000 }),
     confirm: createSnsConfirmation({ timeoutMs: 10_000 }),
-    nudgeOutbox: () => relay.nudge(),
   });
   const server = build({
     db,
@@ -130,14 +139,25 @@ try {
     sesNotifications,
     verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
   });
+  const inbound =
+    returnPaths && config.INBOUND_SMTP_PORT !== undefined
+      ? createInboundSmtp({ returnPaths, events: emailEvents, logger, maxMessageBytes: config.INBOUND_SMTP_MAX_BYTES })
+      : undefined;
   relay.start();
   dispatcher.start();
   domainCheck.start();
   await lifecycle.start();
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
+  if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
+    const inboundPort = await inbound.listen(config.INBOUND_SMTP_PORT, config.LISTEN_HOST);
+    logger.info({ port: inboundPort, bounceDomain: config.BOUNCE_DOMAIN }, "receiving bounces and feedback reports over SMTP");
+  }
   onShutdown(logger, [
     () => server.close(),
+    async () => {
+      await inbound?.close();
+    },
     () => domainCheck.stop(),
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),

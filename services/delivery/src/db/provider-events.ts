@@ -1,16 +1,16 @@
-import type { SesEmailEvent } from "../emails/ses-events.js";
+import type { ProviderEmailEvent } from "../emails/email-events.js";
 import type { EmailActivityFacts } from "../events/email-activity-outbox.js";
 import type { Tx } from "./emails.js";
 
 /** Where each event moves an email's status from, and to; a later event never moves it back (ARCHITECTURE.md "Sending"). */
-const transitions: Record<SesEmailEvent["type"], { from: string[]; to: string } | undefined> = {
+const transitions: Record<ProviderEmailEvent["type"], { from: string[]; to: string } | undefined> = {
   "email.delivery": { from: ["SENT"], to: "DELIVERED" },
   "email.bounce": { from: ["SENT", "DELIVERED"], to: "BOUNCED" },
   "email.complaint": { from: ["SENT", "DELIVERED", "OPENED", "CLICKED", "BOUNCED"], to: "COMPLAINED" },
   "email.deferred": undefined,
 };
 
-/** Records a provider's notification as applied; false when it was before (SNS delivers at least once). */
+/** Records a provider's report as applied; false when it was before (SNS and SMTP deliver at least once). */
 export async function recordNotification(tx: Tx, consumer: string, notificationId: string): Promise<boolean> {
   const inserted = await tx.$executeRaw`
     INSERT INTO processed_events (consumer, event_id) VALUES (${consumer}, ${notificationId}) ON CONFLICT DO NOTHING`;
@@ -18,17 +18,21 @@ export async function recordNotification(tx: Tx, consumer: string, notificationI
 }
 
 /**
- * Moves the email an SES event is about forward (see transitions) and answers its facts for
- * the activity event; undefined when no email here has that SES message id (nor the id of
- * its X-Herald-Email-ID header). The email's own project scopes everything that follows.
+ * Moves the email a provider's event is about forward (see transitions) and answers its facts
+ * for the activity event; undefined when no email here has the event's provider message id
+ * (nor its email id). The email's own project scopes everything that follows.
  */
-export async function applySesEvent(tx: Tx, event: SesEmailEvent, emailId: string | undefined): Promise<EmailActivityFacts | undefined> {
+export async function applyProviderEvent(
+  tx: Tx,
+  event: ProviderEmailEvent,
+  emailId: string | undefined,
+): Promise<EmailActivityFacts | undefined> {
   const transition = transitions[event.type];
   const rows = await tx.$queryRaw<EmailActivityFacts[]>`
     WITH target AS (
       SELECT id FROM emails
-      WHERE provider_message_id = ${event.sesMessageId} OR id = ${emailId ?? null}::uuid
-      ORDER BY provider_message_id = ${event.sesMessageId} DESC NULLS LAST
+      WHERE provider_message_id = ${event.providerMessageId ?? null} OR id = ${emailId ?? null}::uuid
+      ORDER BY provider_message_id = ${event.providerMessageId ?? null} DESC NULLS LAST
       LIMIT 1
       FOR UPDATE
     )

@@ -35,6 +35,8 @@ export interface DispatcherOptions {
   domainCacheTtlMs?: number;
   /** Called after a transaction wrote to the outbox. */
   nudgeOutbox?: () => void;
+  /** The envelope sender of an email (a return path of BOUNCE_DOMAIN); unset: its From address. */
+  returnPathOf?: (emailId: string) => string;
 }
 
 /** Outcomes written in one transaction at most. */
@@ -129,6 +131,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       ...(listUnsubscribe ? { listUnsubscribe } : {}),
       messageIdDomain: domain,
       messageId: row.messageId,
+      ...(options.returnPathOf ? { returnPath: options.returnPathOf(row.id) } : {}),
     };
   }
 

@@ -1,20 +1,4 @@
-import type { EmailActivityType } from "../events/email-activity-outbox.js";
-
-/** What an SES event means for the email it names. */
-export interface SesEmailEvent {
-  type: Extract<EmailActivityType, "email.bounce" | "email.complaint" | "email.delivery" | "email.deferred">;
-  /** The id SES gave the message (our email's provider_message_id). */
-  sesMessageId: string;
-  /** Our email's id, from the X-Herald-Email-ID header when SES passed the headers on. */
-  emailId: string | undefined;
-  /** The recipients it is about, lower-case. */
-  recipients: string[];
-  /** Shown on the activity and kept with a suppression. */
-  reason: string;
-  /** A permanent bounce or a complaint: the recipients are not sent to again. */
-  suppress: boolean;
-  occurredAt: Date;
-}
+import type { ProviderEmailEvent } from "./email-events.js";
 
 type Json = Record<string, unknown>;
 
@@ -47,7 +31,7 @@ const reasonOf = (...parts: string[]): string =>
  * neither suppresses nor counts against the project's bounce rate. Undefined for anything
  * else (sends, rejects, SES's own opens and clicks: Herald tracks those itself).
  */
-export function readSesEvent(message: string): SesEmailEvent | undefined {
+export function readSesEvent(message: string): ProviderEmailEvent | undefined {
   let body: Json;
   try {
     body = objectOf(JSON.parse(message));
@@ -61,7 +45,7 @@ export function readSesEvent(message: string): SesEmailEvent | undefined {
     .map(objectOf)
     .find((item) => textOf(item.name).toLowerCase() === "x-herald-email-id");
   const emailId = header ? textOf(header.value) || undefined : undefined;
-  const base = { sesMessageId, emailId };
+  const base = { providerMessageId: sesMessageId, emailId };
   switch (textOf(body.eventType) || textOf(body.notificationType)) {
     case "Bounce": {
       const bounce = objectOf(body.bounce);

@@ -30,6 +30,8 @@ export interface OutgoingEmail {
   messageIdDomain: string;
   /** A `Message-ID` fixed by the caller (`<id@domain>`): the queue sends the same one on every attempt. */
   messageId?: string;
+  /** The envelope sender, where receivers send bounces (BOUNCE_DOMAIN); unset: the From address. */
+  returnPath?: string;
 }
 
 // Spelt as nodemailer writes it (it capitalises a trailing "-Id"), so that what we name is what goes on the wire.
@@ -163,5 +165,8 @@ export function toNodemailerMessage(email: OutgoingEmail): SendMailOptions & { m
     })),
     // No "X-Mailer: Nodemailer": it tells nothing to the recipient and fingerprints the platform.
     xMailer: false,
+    ...(email.returnPath === undefined
+      ? {}
+      : { envelope: { from: requireSingleLine("returnPath", email.returnPath), to: [requireSingleLine("to.email", email.to.email)] } }),
   };
 }

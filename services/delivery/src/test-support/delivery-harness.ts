@@ -22,6 +22,7 @@ import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js"
 import { createDomains } from "../domains/domains.js";
 import { createResolver, createTxtLookup } from "../domains/txt-lookup.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
+import { createEmailEventRecorder } from "../emails/email-events.js";
 import { createEmails } from "../emails/emails.js";
 import { createSesNotifications } from "../emails/ses-notifications.js";
 import { createLinkTokens } from "../links/link-tokens.js";
@@ -130,13 +131,12 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     }),
     tracking: createTracking({ db, tokens, contacts, nudgeOutbox: () => {} }),
     sesNotifications: createSesNotifications({
-      db,
+      events: createEmailEventRecorder({ db, nudgeOutbox: () => {} }),
       topicArns: new Set([testTopicArn]),
       certificateOf: async () => sns.publicKey,
       confirm: async (url) => {
         confirmedSubscriptions.push(url.href);
       },
-      nudgeOutbox: () => {},
     }),
     verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
   });

@@ -1,0 +1,101 @@
+import type { AddressInfo } from "node:net";
+import type { Logger } from "@herald/platform";
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { EmailEventRecorder } from "../emails/email-events.js";
+import { readReport } from "./delivery-reports.js";
+import type { ReturnPaths } from "./return-path.js";
+
+/** The processed_events consumer of reports received over SMTP. */
+const consumer = "smtp.report";
+
+export interface InboundSmtp {
+  /** Listens; answers the port (0 takes a free one). */
+  listen(port: number, host: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** An SMTP reply for smtp-server's callbacks: the code and the text the sender sees. */
+const reply = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
+
+/**
+ * The MX of BOUNCE_DOMAIN: receives the delivery status notifications and feedback reports
+ * that receivers send to the return paths of our emails (see return-path.ts). Only return paths
+ * of ours are accepted as recipients (550 for any other: it relays nothing and keeps no mail);
+ * each report is recorded on the email its return path names (EmailEventRecorder), and a
+ * message that is no report (an auto-reply) is accepted and dropped. A report that cannot be
+ * recorded now (the database is away) answers 451, so that the sender tries again later: an
+ * accepted report is never lost.
+ */
+export function createInboundSmtp(deps: {
+  returnPaths: ReturnPaths;
+  events: EmailEventRecorder;
+  logger: Logger;
+  /** Larger messages are refused (552): reports are small, though some return the whole original. */
+  maxMessageBytes: number;
+}): InboundSmtp {
+  const { returnPaths, logger } = deps;
+
+  async function receive(raw: Buffer, session: SMTPServerSession): Promise<void> {
+    const report = await readReport(raw);
+    if (!report) {
+      logger.debug({ remote: session.remoteAddress }, "a message to a return path that is no report: dropped");
+      return;
+    }
+    for (const recipient of session.envelope.rcptTo) {
+      const emailId = returnPaths.emailIdOf(recipient.address);
+      if (!emailId) continue;
+      // One report may name several return paths; each email records it once.
+      await deps.events.record(consumer, `${report.reportId} ${emailId}`, { ...report.event, emailId });
+    }
+  }
+
+  const server = new SMTPServer({
+    logger: false,
+    name: returnPaths.domain,
+    banner: "Herald bounce processing",
+    // Plain SMTP: reports carry nothing secret, and senders fall back to it when STARTTLS is not offered.
+    disabledCommands: ["AUTH", "STARTTLS"],
+    disableReverseLookup: true,
+    size: deps.maxMessageBytes,
+    maxClients: 200,
+    socketTimeout: 60_000,
+    onRcptTo(address, _session, callback) {
+      if (returnPaths.emailIdOf(address.address)) callback();
+      else callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
+    },
+    onData(stream: SMTPServerDataStream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("error", (error: Error) => callback(error));
+      stream.on("end", () => {
+        if (stream.sizeExceeded) {
+          callback(reply(552, `5.3.4 message larger than ${deps.maxMessageBytes} bytes`));
+          return;
+        }
+        receive(Buffer.concat(chunks), session).then(
+          () => callback(null, "2.0.0 report received"),
+          (error: unknown) => {
+            logger.warn({ err: error, remote: session.remoteAddress }, "a report could not be recorded: the sender will retry");
+            callback(reply(451, "4.3.0 cannot record the report now, try again later"));
+          },
+        );
+      });
+    },
+  });
+  server.on("error", (error) => logger.warn({ err: error }, "inbound SMTP connection error"));
+
+  return {
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.server.once("error", reject);
+        server.listen(port, host, () => {
+          server.server.off("error", reject);
+          resolve((server.server.address() as AddressInfo).port);
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

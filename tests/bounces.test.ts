@@ -1,0 +1,169 @@
+import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { createTransport } from "nodemailer";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { verifiedDomain } from "./support/domains.js";
+import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
+import type { ErrorBody } from "./support/resources.js";
+
+const { stack, dns: dnsServer, smtp, inboundSmtp } = inject("herald");
+const call = restClient(stack.gatewayUrl);
+const dns = testDnsClient(dnsServer.controlUrl);
+const sink = testSmtpSinkClient(smtp.controlUrl);
+
+type ActivityPage = { data: Array<{ type: string; emailId: string; recipient: string; reason: string | null }> };
+
+/** A receiver's mail server returning a report: from the null sender, to the return path, over SMTP to delivery's INBOUND_SMTP_PORT. */
+const receiverMta = createTransport({ host: "127.0.0.1", port: inboundSmtp.port, secure: false, ignoreTLS: true });
+const returnReport = (returnPath: string, raw: string) => receiverMta.sendMail({ envelope: { from: "", to: [returnPath] }, raw });
+
+/** A delivery status notification (RFC 3464) as Postfix writes one. */
+function dsn(options: { returnPath: string; recipient: string; action: string; status: string; diagnostic: string; id: string }): string {
+  return [
+    "From: MAILER-DAEMON@mx.receiver.test (Mail Delivery System)",
+    `To: ${options.returnPath}`,
+    "Subject: Undelivered Mail Returned to Sender",
+    `Message-ID: <${options.id}@mx.receiver.test>`,
+    "MIME-Version: 1.0",
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="report"',
+    "",
+    "--report",
+    "Content-Type: text/plain",
+    "",
+    "This is the mail system at host mx.receiver.test. Your message could not be delivered.",
+    "",
+    "--report",
+    "Content-Type: message/delivery-status",
+    "",
+    "Reporting-MTA: dns; mx.receiver.test",
+    "",
+    `Final-Recipient: rfc822; ${options.recipient}`,
+    `Action: ${options.action}`,
+    `Status: ${options.status}`,
+    `Diagnostic-Code: smtp; ${options.diagnostic}`,
+    "",
+    "--report",
+    "Content-Type: text/rfc822-headers",
+    "",
+    `To: ${options.recipient}`,
+    "Subject: Hi",
+    "",
+    "--report--",
+    "",
+  ].join("\r\n");
+}
+
+describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_SMTP_PORT)", () => {
+  let project: CreatedProject;
+  let other: CreatedProject;
+  let domain: string;
+  let otherDomain: string;
+
+  beforeAll(async () => {
+    project = await createProject(call, (await signUp(call, "bounces")).cookie, "Bounces");
+    other = await createProject(call, (await signUp(call, "bounces-other")).cookie, "Other");
+    [domain, otherDomain] = (
+      await Promise.all([
+        verifiedDomain(call, dns, project.secretKey, "bounces"),
+        verifiedDomain(call, dns, other.secretKey, "bounces-other"),
+      ])
+    ).map((verified) => verified.domain) as [string, string];
+  });
+
+  const send = (to: string, key = project.secretKey, from = `hello@${domain}`) =>
+    call<{ data: { emails: Array<{ email: string }> } } & ErrorBody>("POST", "/v1/send", {
+      key,
+      body: { to, from, subject: "Hi", body: "<p>Hi</p>" },
+    });
+
+  /** Sends to the address and answers the return path its email went out from. */
+  async function sentReturnPath(to: string): Promise<{ emailId: string; returnPath: string }> {
+    const answer = await send(to);
+    expect(answer.status).toBe(200);
+    const [message] = await sink.waitForMessages(1, { to, timeoutMs: 20_000 });
+    if (!message) throw new Error(`nothing arrived for ${to}`);
+    expect(message.from).toMatch(/^bounce\+[0-9a-f]{32}-[0-9a-f]{16}@bounces\.herald\.test$/);
+    return { emailId: answer.body.data.emails[0]?.email ?? "", returnPath: message.from };
+  }
+
+  const activityOf = async (emailId: string, key = project.secretKey) =>
+    (await call<ActivityPage>("GET", "/activity?limit=100", { key })).body.data.filter((item) => item.emailId === emailId);
+
+  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    const deadline = Date.now() + 20_000;
+    let value = await read();
+    while (!done(value) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      value = await read();
+    }
+    return value;
+  }
+
+  it("records a permanent bounce once, however often it arrives, and suppresses the address in this project only", async () => {
+    const to = uniqueEmail("dsn-hard");
+    const { emailId, returnPath } = await sentReturnPath(to);
+    const report = dsn({
+      returnPath,
+      recipient: to,
+      action: "failed",
+      status: "5.1.1",
+      diagnostic: "550 5.1.1 user unknown",
+      id: `hard-${emailId}`,
+    });
+    const accepted = await returnReport(returnPath, report);
+    expect(accepted.response).toMatch(/^250 /);
+    await returnReport(returnPath, report);
+
+    const refused = await eventually(
+      () => send(to),
+      (answer) => answer.status !== 200,
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("RECIPIENT_SUPPRESSED");
+    const bounces = (await activityOf(emailId)).filter((item) => item.type === "email.bounce");
+    expect(bounces).toHaveLength(1);
+    expect(bounces[0]?.reason).toContain("550 5.1.1 user unknown");
+    // The other project never sent to the address: it still may.
+    expect((await send(to, other.secretKey, `hello@${otherDomain}`)).status).toBe(200);
+  });
+
+  it("records a transient failure as deferred, without suppressing", async () => {
+    const to = uniqueEmail("dsn-soft");
+    const { emailId, returnPath } = await sentReturnPath(to);
+    await returnReport(
+      returnPath,
+      dsn({ returnPath, recipient: to, action: "failed", status: "4.2.2", diagnostic: "452 4.2.2 mailbox full", id: `soft-${emailId}` }),
+    );
+    const activity = await eventually(
+      () => activityOf(emailId),
+      (items) => items.some((item) => item.type === "email.deferred"),
+    );
+    expect(activity.map((item) => item.type)).toContain("email.deferred");
+    expect(activity.map((item) => item.type)).not.toContain("email.bounce");
+    expect((await send(to)).status).toBe(200);
+  });
+
+  it("refuses mail for anything but a return path of ours, and drops what is no report", async () => {
+    const to = uniqueEmail("dsn-forged");
+    const { emailId, returnPath } = await sentReturnPath(to);
+    const forged = returnPath.replace(
+      /-([0-9a-f]{16})@/,
+      (_, tag: string) => `-${tag.endsWith("0") ? `${tag.slice(0, -1)}1` : `${tag.slice(0, -1)}0`}@`,
+    );
+    const report = dsn({
+      returnPath: forged,
+      recipient: to,
+      action: "failed",
+      status: "5.1.1",
+      diagnostic: "550 user unknown",
+      id: `forged-${emailId}`,
+    });
+    await expect(returnReport(forged, report)).rejects.toMatchObject({ responseCode: 550 });
+    await expect(returnReport(`postmaster@${inboundSmtp.bounceDomain}`, report)).rejects.toMatchObject({ responseCode: 550 });
+    await expect(returnReport(`someone@${domain}`, report)).rejects.toMatchObject({ responseCode: 550 });
+
+    const autoReply = `From: ${to}\r\nTo: ${returnPath}\r\nSubject: Out of office\r\nAuto-Submitted: auto-replied\r\n\r\nI am away until Monday.\r\n`;
+    expect((await returnReport(returnPath, autoReply)).response).toMatch(/^250 /);
+    expect((await send(to)).status).toBe(200);
+    expect((await activityOf(emailId)).map((item) => item.type)).toEqual(["email.sent"]);
+  });
+});
