@@ -17,7 +17,7 @@ import {
 } from "@herald/testing";
 import autocannon from "autocannon";
 import { segmentBenchmarks } from "./segments.ts";
-import { delivered, type SendBenchTarget, sendApi } from "./send.ts";
+import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Unmeasured load before each HTTP measurement: JIT, connection pools and Kafka's JVM settle first. */
@@ -157,7 +157,7 @@ try {
   }
   if (wanted("track")) rows.push(await track(stack.gatewayUrl, 50));
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
-  if (wanted("send")) {
+  if (wanted("send") || wanted("verify")) {
     const target: SendBenchTarget = {
       gatewayUrl: stack.gatewayUrl,
       deliveryUrl: stack.serviceUrls.delivery,
@@ -166,8 +166,11 @@ try {
       project: () => benchProject(stack.gatewayUrl),
       load,
     };
-    rows.push(await sendApi(target, 50));
-    rows.push(await delivered(target, Number(process.env.BENCH_DELIVERED_EMAILS ?? 50_000)));
+    if (wanted("verify")) rows.push(await verifyApi(target, 50));
+    if (wanted("send")) {
+      rows.push(await sendApi(target, 50));
+      rows.push(await delivered(target, Number(process.env.BENCH_DELIVERED_EMAILS ?? 50_000)));
+    }
   }
   console.log(
     `\n${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${durationSeconds} s each\n`,

@@ -109,3 +109,26 @@ export async function delivered(target: SendBenchTarget, count: number): Promise
   const seconds = (performance.now() - started) / 1000;
   return `| ${count.toLocaleString("en")} emails, EnqueueEmails → dispatcher → SMTP sink, DKIM-signed | batches of 100, 4 at once; one delivery process | ${Math.round(arrived / seconds)} emails/s delivered | enqueued in ${enqueued.toFixed(1)} s (${Math.round(count / enqueued)}/s), last arrival at ${seconds.toFixed(1)} s | ${arrived} of ${count} arrived |`;
 }
+
+/** POST /v1/verify: each request looks up its domain's MX through the bench's DNS server and asks for suppressions. */
+export async function verifyApi(target: SendBenchTarget, connections: number): Promise<string> {
+  const { secretKey } = await target.project();
+  const domains = Array.from({ length: 100 }, (_, index) => `verify-${index}.bench.test`);
+  for (const domain of domains) target.dns.setMx(domain, [{ priority: 10, exchange: `mx.${domain}` }]);
+  let sent = 0;
+  const result = await target.load({
+    url: `${target.gatewayUrl}/v1/verify`,
+    connections,
+    requests: [
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${secretKey}` },
+        setupRequest: (request) => {
+          const index = sent++;
+          return { ...request, body: JSON.stringify({ email: `person${index}@${domains[index % domains.length]}` }) };
+        },
+      },
+    ],
+  });
+  return `| POST /v1/verify (gateway → delivery → DNS and suppressions), 100 domains | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${result["2xx"]} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
+}
