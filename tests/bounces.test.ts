@@ -166,4 +166,57 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     expect((await send(to)).status).toBe(200);
     expect((await activityOf(emailId)).map((item) => item.type)).toEqual(["email.sent"]);
   });
+
+  it("records a feedback loop's complaint sent to fbl@, found by the Message-ID it quotes, and nothing for a Message-ID of no email", async () => {
+    const to = uniqueEmail("fbl");
+    const { emailId } = await sentReturnPath(to);
+    const [message] = await sink.messages(to);
+    const messageId = /^Message-ID:\s*(<[^>]+>)/im.exec(message?.raw ?? "")?.[1];
+    expect(messageId).toBeDefined();
+    const arf = (quoted: string) =>
+      [
+        "From: feedback@fbl.receiver.test",
+        `To: fbl@${inboundSmtp.bounceDomain}`,
+        "Subject: FW: Hi",
+        `Message-ID: <arf-${quoted.replace(/[<>@]/g, "")}@fbl.receiver.test>`,
+        "MIME-Version: 1.0",
+        'Content-Type: multipart/report; report-type=feedback-report; boundary="arf"',
+        "",
+        "--arf",
+        "Content-Type: text/plain",
+        "",
+        "This is an email abuse report.",
+        "",
+        "--arf",
+        "Content-Type: message/feedback-report",
+        "",
+        "Feedback-Type: abuse",
+        "User-Agent: ReceiverFBL/1.0",
+        "Version: 1",
+        "",
+        "--arf",
+        "Content-Type: message/rfc822",
+        "",
+        `From: hello@${domain}`,
+        "To: redacted@receiver.test",
+        `Message-ID: ${quoted}`,
+        "Subject: Hi",
+        "",
+        "Hi",
+        "",
+        "--arf--",
+        "",
+      ].join("\r\n");
+    expect((await returnReport(`fbl@${inboundSmtp.bounceDomain}`, arf("<no-such-email@herald.test>"))).response).toMatch(/^250 /);
+    expect((await returnReport(`fbl@${inboundSmtp.bounceDomain}`, arf(messageId ?? ""))).response).toMatch(/^250 /);
+
+    const refused = await eventually(
+      () => send(to),
+      (answer) => answer.status !== 200,
+    );
+    expect(refused.body.error.code).toBe("RECIPIENT_SUPPRESSED");
+    const complaints = (await activityOf(emailId)).filter((item) => item.type === "email.complaint");
+    expect(complaints).toHaveLength(1);
+    expect(complaints[0]?.reason).toBe("Complaint: abuse");
+  });
 });

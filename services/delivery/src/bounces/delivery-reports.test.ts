@@ -83,6 +83,7 @@ describe("reading delivery status notifications and feedback reports", () => {
         suppress: true,
         occurredAt: new Date("2026-11-23T17:59:58Z"),
       },
+      originalMessageId: "<original@herald.test>",
     });
   });
 
@@ -125,6 +126,7 @@ describe("reading delivery status notifications and feedback reports", () => {
           },
         }),
       );
+    expect((await feedback("abuse"))?.originalMessageId).toBe("<original@herald.test>");
     expect((await feedback("abuse"))?.event).toMatchObject({
       type: "email.complaint",
       suppress: true,

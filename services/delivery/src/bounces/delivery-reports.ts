@@ -8,6 +8,8 @@ export interface ReceivedReport {
   reportId: string;
   /** The event, its email still to be named by whoever received the report (its return path). */
   event: Omit<ProviderEmailEvent, "emailId">;
+  /** The `Message-ID` of the returned original (its headers or the whole message), when the report carries it. */
+  originalMessageId: string | undefined;
 }
 
 type Fields = Map<string, string>;
@@ -132,5 +134,8 @@ export async function readReport(raw: Buffer): Promise<ReceivedReport | undefine
       : undefined;
   if (!event) return undefined;
   const reportId = email.messageId?.trim() || `sha256:${createHash("sha256").update(raw).digest("hex")}`;
-  return { reportId, event };
+  const original = part("text/rfc822-headers") ?? part("message/rfc822") ?? part("message/rfc822-headers");
+  const [originalHeaders] = original ? fieldGroups(textOfContent(original.content)) : [];
+  const originalMessageId = originalHeaders?.get("message-id")?.match(/<[^<>\s]+>/)?.[0];
+  return { reportId, event, originalMessageId };
 }

@@ -19,9 +19,10 @@ const reply = (responseCode: number, message: string) => Object.assign(new Error
 
 /**
  * The MX of BOUNCE_DOMAIN: receives the delivery status notifications and feedback reports
- * that receivers send to the return paths of our emails (see return-path.ts). Only return paths
- * of ours are accepted as recipients (550 for any other: it relays nothing and keeps no mail);
- * each report is recorded on the email its return path names (EmailEventRecorder), and a
+ * that receivers send to the return paths of our emails (see return-path.ts), and the reports
+ * of feedback loops sent to `fbl@BOUNCE_DOMAIN`. Only those are accepted as recipients (550 for
+ * any other: it relays nothing and keeps no mail); each report is recorded on the email its
+ * return path, or the Message-ID it quotes, names (EmailEventRecorder), and a
  * message that is no report (an auto-reply) is accepted and dropped. A report that cannot be
  * recorded now (the database is away) answers 451, so that the sender tries again later: an
  * accepted report is never lost.
@@ -35,17 +36,28 @@ export function createInboundSmtp(deps: {
 }): InboundSmtp {
   const { returnPaths, logger } = deps;
 
+  const isFeedbackAddress = (address: string) => address.trim().toLowerCase() === returnPaths.feedbackAddress;
+
   async function receive(raw: Buffer, session: SMTPServerSession): Promise<void> {
     const report = await readReport(raw);
     if (!report) {
-      logger.debug({ remote: session.remoteAddress }, "a message to a return path that is no report: dropped");
+      logger.debug({ remote: session.remoteAddress }, "a message that is no report: dropped");
       return;
     }
     for (const recipient of session.envelope.rcptTo) {
       const emailId = returnPaths.emailIdOf(recipient.address);
-      if (!emailId) continue;
-      // One report may name several return paths; each email records it once.
-      await deps.events.record(consumer, `${report.reportId} ${emailId}`, { ...report.event, emailId });
+      if (emailId) {
+        // One report may name several return paths; each email records it once.
+        await deps.events.record(consumer, `${report.reportId} ${emailId}`, { ...report.event, emailId });
+      } else if (isFeedbackAddress(recipient.address) && report.event.type === "email.complaint" && report.originalMessageId) {
+        // A feedback loop's report names its email by the original's Message-ID, random per email: only its
+        // recipients know it, and a recipient who complains of an email to them is the complaint itself.
+        await deps.events.record(consumer, `${report.reportId} ${report.originalMessageId}`, {
+          ...report.event,
+          emailId: undefined,
+          providerMessageId: report.originalMessageId,
+        });
+      }
     }
   }
 
@@ -60,7 +72,7 @@ export function createInboundSmtp(deps: {
     maxClients: 200,
     socketTimeout: 60_000,
     onRcptTo(address, _session, callback) {
-      if (returnPaths.emailIdOf(address.address)) callback();
+      if (returnPaths.emailIdOf(address.address) || isFeedbackAddress(address.address)) callback();
       else callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
     },
     onData(stream: SMTPServerDataStream, session, callback) {

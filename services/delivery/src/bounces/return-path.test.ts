@@ -12,6 +12,8 @@ describe("VERP return paths", () => {
     expect(returnPaths.emailIdOf(address)).toBe(emailId);
     expect(returnPaths.emailIdOf(address.toUpperCase())).toBe(emailId);
     expect(returnPaths.emailIdOf(` ${address} `)).toBe(emailId);
+    expect(returnPaths.feedbackAddress).toBe("fbl@bounces.herald.test");
+    expect(returnPaths.emailIdOf(returnPaths.feedbackAddress)).toBeUndefined();
   });
 
   it("refuses a forged tag, another email's tag, another domain and other mailboxes", () => {

@@ -13,6 +13,11 @@ export interface ReturnPaths {
   addressOf(emailId: string): string;
   /** The email id a return path names, or undefined when it is not one of ours (or its tag is wrong). */
   emailIdOf(address: string): string | undefined;
+  /**
+   * `fbl@<BOUNCE_DOMAIN>`: the address to register with mailbox providers' feedback loops, which
+   * send their complaint reports to one fixed address rather than to the return path.
+   */
+  feedbackAddress: string;
 }
 
 const tagLength = 16;
@@ -25,6 +30,7 @@ export function createReturnPaths(options: { domain: string; secret: string }): 
   const tagOf = (hex: string) => createHmac("sha256", key).update(hex).digest("hex").slice(0, tagLength);
   return {
     domain,
+    feedbackAddress: `fbl@${domain}`,
     addressOf(emailId) {
       const hex = emailId.replaceAll("-", "").toLowerCase();
       return `bounce+${hex}-${tagOf(hex)}@${domain}`;
