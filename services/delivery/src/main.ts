@@ -82,6 +82,9 @@ try {
       ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
       : undefined;
   // SES reports its bounces through SNS (POST /webhooks/ses) and sets its own envelope sender.
+  if (config.BOUNCE_DOMAIN && config.MAIL_PROVIDER === "ses") {
+    logger.warn("BOUNCE_DOMAIN and INBOUND_SMTP_PORT are not used with MAIL_PROVIDER=ses: SES reports bounces through SNS");
+  }
   const returnPaths =
     config.BOUNCE_DOMAIN && config.MAIL_PROVIDER === "smtp"
       ? createReturnPaths({ domain: config.BOUNCE_DOMAIN, secret: config.linkSigningSecret })
