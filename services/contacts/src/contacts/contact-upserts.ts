@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { createGroupCommit } from "@herald/db";
 import { validationFailed } from "@herald/errors";
 import type { SqlPool } from "../db/client.js";
-import { upsertContactByEmail } from "../db/contact-upsert.js";
+import { type ContactUpsert, upsertContactByEmail } from "../db/contact-upsert.js";
+import { type PlainContactUpsert, upsertPlainContacts } from "../db/contact-upserts-batch.js";
 import type { ContactRow } from "../db/contacts.js";
 import type { DataPatch } from "../domain/contact-data.js";
 import { emailViolation, normalizeEmail } from "../domain/email-address.js";
@@ -41,10 +43,12 @@ export function validEmail(raw: string, field = "email"): string {
 const maxAttempts = 5;
 
 /**
- * Create-or-patch by email, the one write behind POST /contacts, /v1/track calls
- * that set the subscription (and those a track batch could not write), and later
- * /v1/send: a single statement (see upsertContactByEmail), then the outbox relay is
- * nudged when it wrote events.
+ * Create-or-patch by email, the one write behind POST /contacts, /v1/send, and /v1/track
+ * calls that set the subscription (and those a track batch could not write). A call that
+ * sets the subscription or records an event is a single statement (upsertContactByEmail),
+ * after which the outbox relay is nudged when it wrote events. The others (most of
+ * /v1/send's) are written together with the calls that arrive meanwhile, one statement
+ * and one commit for all (upsertPlainContacts), or alone when their batch fails.
  */
 export function createContactUpserts(deps: {
   pool: SqlPool;
@@ -53,46 +57,62 @@ export function createContactUpserts(deps: {
   contactsChanged: ContactsChanged;
 }): ContactUpserts {
   const { pool, knownFields } = deps;
+
+  async function upsertAlone(upsert: ContactUpsert) {
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      const result = await upsertContactByEmail(pool, upsert);
+      if (result) return result;
+    }
+    throw new Error(`upsert of a contact of project ${upsert.projectId} lost ${maxAttempts} races in a row`);
+  }
+
+  const plainUpserts = createGroupCommit({
+    writeBatch: (writes: PlainContactUpsert[]) => upsertPlainContacts(pool, writes, new Date()),
+    writeAlone: (write: PlainContactUpsert) =>
+      upsertAlone({ ...write, subscribed: undefined, now: new Date(), subscriptionEvent: undefined, trackedEvent: undefined }),
+  });
+
   return {
     async upsert(request) {
       const { projectId, patch, subscribed, event } = request;
       const email = validEmail(request.email);
       const now = event?.occurredAt ?? new Date();
       const newFields = knownFields.unregistered(projectId, patch.set);
-      const subscriptionEvent =
-        subscribed === undefined
-          ? undefined
-          : pendingContactEvent({
-              id: randomUUID(),
-              name: subscriptionEventName(subscribed),
-              projectId,
-              contactEmail: email,
-              data: {},
-              occurredAt: now,
-            });
-      const upsert = {
-        projectId,
-        email,
-        subscribed,
-        defaultSubscribed: defaultSubscribed(request.source),
-        patch,
-        now,
-        newFields,
-        subscriptionEvent,
-        trackedEvent: event,
-      };
-      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const result = await upsertContactByEmail(pool, upsert);
-        if (!result) continue;
-        knownFields.remember(
+      const defaultState = defaultSubscribed(request.source);
+      let result: { contact: ContactRow; created: boolean; subscriptionChanged?: boolean };
+      if (subscribed === undefined && !event) {
+        result = await plainUpserts.write({ projectId, email, defaultSubscribed: defaultState, patch, newFields });
+      } else {
+        const subscriptionEvent =
+          subscribed === undefined
+            ? undefined
+            : pendingContactEvent({
+                id: randomUUID(),
+                name: subscriptionEventName(subscribed),
+                projectId,
+                contactEmail: email,
+                data: {},
+                occurredAt: now,
+              });
+        result = await upsertAlone({
           projectId,
-          newFields.map((field) => field.key),
-        );
-        if (result.subscriptionChanged || event) deps.nudgeOutbox();
-        deps.contactsChanged(projectId, [result.contact.id]);
-        return { contact: result.contact, created: result.created };
+          email,
+          subscribed,
+          defaultSubscribed: defaultState,
+          patch,
+          now,
+          newFields,
+          subscriptionEvent,
+          trackedEvent: event,
+        });
       }
-      throw new Error(`upsert of a contact of project ${projectId} lost ${maxAttempts} races in a row`);
+      knownFields.remember(
+        projectId,
+        newFields.map((field) => field.key),
+      );
+      if (result.subscriptionChanged || event) deps.nudgeOutbox();
+      deps.contactsChanged(projectId, [result.contact.id]);
+      return { contact: result.contact, created: result.created };
     },
   };
 }

@@ -89,6 +89,38 @@ describe("ContactsService: contacts", () => {
     expect(Object.keys(rows[0]?.data as object)).toHaveLength(20);
   });
 
+  it("writes upserts that arrive together in one batch, each with its own data, default state and answer", async () => {
+    const [projectId, otherProject] = [newProjectId(), newProjectId()];
+    const existing = randomEmail("kept");
+    await upsert(projectId, existing, { subscribed: false, data: { plan: "free", city: "Lyon" } });
+    const fresh = Array.from({ length: 30 }, (_, index) => randomEmail(`fresh${index}`));
+    const answers = await Promise.all([
+      ...fresh.map((email, index) =>
+        harness.contacts.upsertContact({
+          projectId: index % 2 === 0 ? projectId : otherProject,
+          email,
+          source: index % 3 === 0 ? ContactSource.SEND : ContactSource.API,
+          data: { position: index, note: { value: `n${index}`, persistent: false } },
+        }),
+      ),
+      upsert(projectId, existing, { data: { plan: "pro", city: null } }),
+    ]);
+    fresh.forEach((email, index) => {
+      const answer = answers[index];
+      expect(answer?.created).toBe(true);
+      expect(answer?.contact).toMatchObject({ email: email.toLowerCase(), subscribed: index % 3 !== 0, data: { position: index } });
+      expect(answer?.variables).toEqual({ position: index, note: `n${index}` });
+    });
+    const kept = answers.at(-1);
+    expect(kept?.created).toBe(false);
+    // The existing contact keeps its state, and its data is patched.
+    expect(kept?.contact).toMatchObject({ subscribed: false, data: { plan: "pro" } });
+    expect(await harness.db.contact.count({ where: { projectId } })).toBe(16);
+    expect(await harness.db.contact.count({ where: { projectId: otherProject } })).toBe(15);
+    const fields = await harness.db.contactField.findMany({ where: { projectId: otherProject } });
+    expect(fields.map((field) => [field.key, field.type])).toEqual([["position", "number"]]);
+  });
+
   it("emits contact.subscribed / contact.unsubscribed on each change of an existing contact, through the outbox", async () => {
     const projectId = newProjectId();
     const email = randomEmail();

@@ -90,13 +90,19 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
     writeAlone: (rows) => insertEmails(deps.pool, rows),
   });
 
+  // Concurrent checks (of /v1/send above all) share one query; each call looks for its own addresses in the answer.
+  const suppressionChecks = createGroupCommit<Array<{ projectId: string; toEmail: string }>, Set<string>>({
+    async writeBatch(calls) {
+      const found = await suppressedAmong(deps.pool, calls.flat());
+      return calls.map(() => found);
+    },
+    writeAlone: (rows) => suppressedAmong(deps.pool, rows),
+  });
+
   /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
   async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
     const normalised = addresses.map(normaliseAddress);
-    const suppressed = await suppressedAmong(
-      deps.pool,
-      normalised.map((toEmail) => ({ projectId, toEmail })),
-    );
+    const suppressed = await suppressionChecks.write(normalised.map((toEmail) => ({ projectId, toEmail })));
     const refused = normalised.find((address) => suppressed.has(`${projectId} ${address}`));
     if (!refused) return;
     // Refused at once rather than stored as FAILED: the caller learns it now, and the queue holds nothing it will not send.
