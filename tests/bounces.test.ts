@@ -167,18 +167,17 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     expect((await activityOf(emailId)).map((item) => item.type)).toEqual(["email.sent"]);
   });
 
-  it("records a feedback loop's complaint sent to fbl@, found by the Message-ID it quotes, and nothing for a Message-ID of no email", async () => {
+  it("records a feedback loop's complaint sent to fbl@ by the return path its original quotes, and none without a valid one", async () => {
     const to = uniqueEmail("fbl");
-    const { emailId } = await sentReturnPath(to);
+    const { emailId, returnPath } = await sentReturnPath(to);
     const [message] = await sink.messages(to);
-    const messageId = /^Message-ID:\s*(<[^>]+>)/im.exec(message?.raw ?? "")?.[1];
-    expect(messageId).toBeDefined();
-    const arf = (quoted: string) =>
+    const messageId = /^Message-ID:\s*(<[^>]+>)/im.exec(message?.raw ?? "")?.[1] ?? "";
+    const arf = (id: string, originalReturnPath?: string) =>
       [
         "From: feedback@fbl.receiver.test",
         `To: fbl@${inboundSmtp.bounceDomain}`,
         "Subject: FW: Hi",
-        `Message-ID: <arf-${quoted.replace(/[<>@]/g, "")}@fbl.receiver.test>`,
+        `Message-ID: <arf-${id}@fbl.receiver.test>`,
         "MIME-Version: 1.0",
         'Content-Type: multipart/report; report-type=feedback-report; boundary="arf"',
         "",
@@ -197,9 +196,11 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
         "--arf",
         "Content-Type: message/rfc822",
         "",
+        ...(originalReturnPath ? [`Return-Path: <${originalReturnPath}>`] : []),
         `From: hello@${domain}`,
         "To: redacted@receiver.test",
-        `Message-ID: ${quoted}`,
+        `Message-ID: ${messageId}`,
+        `X-Herald-Email-ID: ${emailId}`,
         "Subject: Hi",
         "",
         "Hi",
@@ -207,9 +208,15 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
         "--arf--",
         "",
       ].join("\r\n");
-    expect((await returnReport(`fbl@${inboundSmtp.bounceDomain}`, arf("<no-such-email@herald.test>"))).response).toMatch(/^250 /);
-    expect((await returnReport(`fbl@${inboundSmtp.bounceDomain}`, arf(messageId ?? ""))).response).toMatch(/^250 /);
+    const fbl = `fbl@${inboundSmtp.bounceDomain}`;
+    // Knowing the email's id and Message-ID is not enough: the return path's tag must verify.
+    const forged = returnPath.replace(/-([0-9a-f]{16})@/, "-0000000000000000@");
+    expect((await returnReport(fbl, arf("no-return-path"))).response).toMatch(/^250 /);
+    expect((await returnReport(fbl, arf("forged", forged))).response).toMatch(/^250 /);
+    expect((await send(to)).status).toBe(200);
+    expect((await activityOf(emailId)).map((item) => item.type)).not.toContain("email.complaint");
 
+    expect((await returnReport(fbl, arf("genuine", returnPath))).response).toMatch(/^250 /);
     const refused = await eventually(
       () => send(to),
       (answer) => answer.status !== 200,
@@ -218,5 +225,32 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     const complaints = (await activityOf(emailId)).filter((item) => item.type === "email.complaint");
     expect(complaints).toHaveLength(1);
     expect(complaints[0]?.reason).toBe("Complaint: abuse");
+  });
+
+  it("bounces an email on a policy refusal without suppressing the address, and refuses a report larger than INBOUND_SMTP_MAX_BYTES", async () => {
+    const to = uniqueEmail("dsn-policy");
+    const { emailId, returnPath } = await sentReturnPath(to);
+    await returnReport(
+      returnPath,
+      dsn({
+        returnPath,
+        recipient: to,
+        action: "failed",
+        status: "5.7.1",
+        diagnostic: "550 5.7.1 message refused as spam",
+        id: `policy-${emailId}`,
+      }),
+    );
+    const activity = await eventually(
+      () => activityOf(emailId),
+      (items) => items.some((item) => item.type === "email.bounce"),
+    );
+    expect(activity.map((item) => item.type)).toContain("email.bounce");
+    expect((await send(to)).status).toBe(200);
+
+    const padding = "x".repeat(76);
+    const huge = `${dsn({ returnPath, recipient: to, action: "failed", status: "5.1.1", diagnostic: "550 5.1.1 unknown", id: `huge-${emailId}` })}${`${padding}\r\n`.repeat(Math.ceil(inboundSmtp.maxMessageBytes / 78) + 10)}`;
+    await expect(returnReport(returnPath, huge)).rejects.toMatchObject({ responseCode: 552 });
+    expect((await send(to)).status).toBe(200);
   });
 });

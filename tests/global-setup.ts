@@ -30,7 +30,7 @@ export interface HeraldTestContext {
   /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
   domainCheckIntervalMs: number;
   /** Where the stack's delivery receives bounces (INBOUND_SMTP_PORT), for return paths of BOUNCE_DOMAIN. */
-  inboundSmtp: { port: number; bounceDomain: string };
+  inboundSmtp: { port: number; bounceDomain: string; maxMessageBytes: number };
 }
 
 declare module "vitest" {
@@ -49,7 +49,7 @@ export default async function setup(project: TestProject) {
   const smtp = await startTestSmtpSink();
   const dkimEncryptionKey = randomBytes(32).toString("hex");
   const domainCheckIntervalMs = 1_000;
-  const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test" };
+  const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test", maxMessageBytes: 256 * 1024 };
   const stack = await startStack(urls, {
     // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
     PASSWORD_SCRYPT_LOG_N: "14",
@@ -67,6 +67,7 @@ export default async function setup(project: TestProject) {
     // Emails go out from return paths of this domain, whose bounces tests hand to this port (tests/bounces.test.ts).
     BOUNCE_DOMAIN: inboundSmtp.bounceDomain,
     INBOUND_SMTP_PORT: String(inboundSmtp.port),
+    INBOUND_SMTP_MAX_BYTES: String(inboundSmtp.maxMessageBytes),
   });
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,

@@ -169,18 +169,22 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     return created;
   };
   const setTxt = (name: string, texts: string[]) => {
-    entryOf(name).rdata.set(TXT, texts.map(txtRdata));
+    const rdata = texts.map(txtRdata);
+    entryOf(name).rdata.set(TXT, rdata);
   };
   const deleteTxt = (name: string) => {
     const entry = records.get(normalise(name));
     entry?.rdata.delete(TXT);
     if (entry && entry.rdata.size === 0 && !entry.failing) records.delete(normalise(name));
   };
+  // The record data first: a record it cannot encode throws before the name comes to exist.
   const setMx = (name: string, mx: MxRecord[]) => {
-    entryOf(name).rdata.set(MX, mx.map(mxRdata));
+    const rdata = mx.map(mxRdata);
+    entryOf(name).rdata.set(MX, rdata);
   };
   const setA = (name: string, addresses: string[]) => {
-    entryOf(name).rdata.set(A, addresses.map(aRdata));
+    const rdata = addresses.map(aRdata);
+    entryOf(name).rdata.set(A, rdata);
   };
   const failName = (name: string) => {
     entryOf(name).failing = true;

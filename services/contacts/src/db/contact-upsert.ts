@@ -51,9 +51,9 @@ function eventCtes(name: string, event: PendingContactEvent, source: string): Pr
 }
 
 /**
- * Creates or patches the contact of (project, email) in ONE statement: the hot paths
- * (/v1/track, /v1/send) pay one round trip, and a single statement is atomic without
- * a transaction around it. It inserts, or on conflict patches data as
+ * Creates or patches the contact of (project, email) in ONE statement: a call that sets
+ * the subscription or records an event (and one its batch could not write) pays one
+ * round trip, and a single statement is atomic without a transaction around it. It inserts, or on conflict patches data as
  * `(data || set) - remove` and keeps `subscribed` unless given; writes the tracked
  * event if any and its outbox row; and registers new keys (ON CONFLICT DO NOTHING:
  * of two first values racing, one type wins). `xmax = 0` is how Postgres tells a

@@ -1,5 +1,4 @@
-import type { DataPatch } from "../domain/contact-data.js";
-import { composeDataPatches } from "../domain/contact-data.js";
+import { composeDataPatches, type DataPatch, type JsonObject } from "../domain/contact-data.js";
 import type { FieldType } from "../domain/field-type.js";
 import { queryRows, type SqlPool } from "./client.js";
 import { type ContactRow, contactColumns } from "./contacts.js";
@@ -23,15 +22,25 @@ export interface PlainContactUpserted {
   created: boolean;
 }
 
-const contactKey = (projectId: string, email: string) => `${projectId} ${email}`;
+// Project ids compared as Postgres writes uuids: lower case.
+const contactKey = (projectId: string, email: string) => `${projectId.toLowerCase()} ${email}`;
+
+/** The contact's data with the call's own values over it: of several calls for one contact in a batch, each answers (and renders) what it sent. */
+function withOwnPatch(data: JsonObject, patch: DataPatch): JsonObject {
+  const own = { ...data, ...patch.set };
+  for (const key of patch.remove) delete own[key];
+  return own;
+}
 
 /**
  * Creates or patches the contacts of a batch in ONE statement, as recordTrackedEvents does
  * for /v1/track: each contact once (the patches of several calls for one contact composed
  * in order, the first call's default state for a new one), in (project, email) order so
  * that concurrent batches lock shared contacts in the same order, and new keys registered.
- * Each call answers the contact as the statement left it; of several calls for a contact
- * the batch created, the first reports it created.
+ * Each call answers the contact as the statement left it, with the call's own values over
+ * its data (two sends to one contact in a batch each render their own `order`); of several
+ * calls for a contact the batch created, the first reports it created. New keys are
+ * registered in (project, key) order, for the same reason as the contacts.
  */
 export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUpsert[], now: Date): Promise<PlainContactUpserted[]> {
   const contacts = new Map<string, { projectId: string; email: string; defaultSubscribed: boolean; patches: DataPatch[] }>();
@@ -54,6 +63,7 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
       if (!fields.has(key)) fields.set(key, { projectId: write.projectId, ...field });
     }
   }
+  const newFields = [...fields.values()].sort((a, b) => a.projectId.localeCompare(b.projectId) || a.key.localeCompare(b.key));
   const rows = await queryRows<ContactRow & { projectId: string; created: boolean }>(
     pool,
     Prisma.sql`
@@ -79,9 +89,9 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
     registered AS (
       INSERT INTO contact_fields (project_id, key, type)
       SELECT * FROM unnest(
-        ${[...fields.values()].map((field) => field.projectId)}::uuid[],
-        ${[...fields.values()].map((field) => field.key)}::text[],
-        ${[...fields.values()].map((field) => field.type)}::text[]
+        ${newFields.map((field) => field.projectId)}::uuid[],
+        ${newFields.map((field) => field.key)}::text[],
+        ${newFields.map((field) => field.type)}::text[]
       )
       ON CONFLICT (project_id, key) DO NOTHING
     )
@@ -95,6 +105,6 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
     if (!found) throw new Error(`the batch wrote no contact for ${write.email}`);
     const created = found.created && !reported.has(key);
     reported.add(key);
-    return { contact: { ...found.contact, data: jsonObjectOf(found.contact.data) }, created };
+    return { contact: { ...found.contact, data: withOwnPatch(jsonObjectOf(found.contact.data), write.patch) }, created };
   });
 }

@@ -20,7 +20,8 @@ export interface TrackedEventWritten {
   created: boolean;
 }
 
-const contactKey = (projectId: string, email: string) => `${projectId} ${email}`;
+// Project ids compared as Postgres writes uuids: lower case.
+const contactKey = (projectId: string, email: string) => `${projectId.toLowerCase()} ${email}`;
 
 /**
  * Records a batch of tracked events in ONE statement, whatever the number: each
@@ -52,6 +53,8 @@ export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWri
     }
   }
   const events = writes.map((write) => write.event);
+  // In (project, key) order, as the contacts: two batches registering the same keys never wait on each other in a cycle.
+  const newFields = [...fields.values()].sort((a, b) => a.projectId.localeCompare(b.projectId) || a.key.localeCompare(b.key));
   const rows = await queryRows<{ projectId: string; email: string; id: string; created: boolean }>(
     pool,
     Prisma.sql`
@@ -99,9 +102,9 @@ export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWri
     registered AS (
       INSERT INTO contact_fields (project_id, key, type)
       SELECT * FROM unnest(
-        ${[...fields.values()].map((field) => field.projectId)}::uuid[],
-        ${[...fields.values()].map((field) => field.key)}::text[],
-        ${[...fields.values()].map((field) => field.type)}::text[]
+        ${newFields.map((field) => field.projectId)}::uuid[],
+        ${newFields.map((field) => field.key)}::text[],
+        ${newFields.map((field) => field.type)}::text[]
       )
       ON CONFLICT (project_id, key) DO NOTHING
     )

@@ -121,6 +121,21 @@ describe("ContactsService: contacts", () => {
     expect(fields.map((field) => [field.key, field.type])).toEqual([["position", "number"]]);
   });
 
+  it("answers each of several upserts of one contact written together with its own values", async () => {
+    const projectId = newProjectId();
+    const email = randomEmail("orders");
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => upsert(projectId, email, { data: { order: `A-${index}`, [`seen${index}`]: true } })),
+    );
+    answers.forEach((answer, index) => {
+      expect(answer.contact?.data).toMatchObject({ order: `A-${index}`, [`seen${index}`]: true });
+      expect(answer.variables).toMatchObject({ order: `A-${index}` });
+    });
+    expect(answers.filter((answer) => answer.created)).toHaveLength(1);
+    const [stored] = await harness.db.contact.findMany({ where: { projectId } });
+    expect(Object.keys(stored?.data as object)).toHaveLength(13);
+  });
+
   it("emits contact.subscribed / contact.unsubscribed on each change of an existing contact, through the outbox", async () => {
     const projectId = newProjectId();
     const email = randomEmail();

@@ -10,8 +10,8 @@ function report(options: {
 }) {
   const original =
     options.original === "message"
-      ? "Content-Type: message/rfc822\r\n\r\nFrom: hello@herald.test\r\nTo: jane@example.net\r\nMessage-ID: <original@herald.test>\r\nSubject: Hi\r\n\r\nHello Jane\r\n"
-      : "Content-Type: text/rfc822-headers\r\n\r\nFrom: hello@herald.test\r\nTo: jane@example.net\r\nMessage-ID: <original@herald.test>\r\n";
+      ? "Content-Type: message/rfc822\r\n\r\nReturn-Path: <bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test>\r\nFrom: hello@herald.test\r\nTo: jane@example.net\r\nMessage-ID: <original@herald.test>\r\nSubject: Hi\r\n\r\nHello Jane\r\n"
+      : "Content-Type: text/rfc822-headers\r\n\r\nReturn-Path: <bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test>\r\nFrom: hello@herald.test\r\nTo: jane@example.net\r\nMessage-ID: <original@herald.test>\r\n";
   return Buffer.from(
     [
       "From: MAILER-DAEMON@mx.example.net",
@@ -83,7 +83,7 @@ describe("reading delivery status notifications and feedback reports", () => {
         suppress: true,
         occurredAt: new Date("2026-11-23T17:59:58Z"),
       },
-      originalMessageId: "<original@herald.test>",
+      originalReturnPath: "bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test",
     });
   });
 
@@ -103,6 +103,18 @@ describe("reading delivery status notifications and feedback reports", () => {
       suppress: false,
       reason: "4.2.2: 452 4.2.2 mailbox full",
     });
+    // A policy block bounces the email but does not blame the address; neither does a failure without a status.
+    expect(
+      await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.7.1\nDiagnostic-Code: smtp; 550 5.7.1 blocked"),
+    ).toMatchObject({
+      type: "email.bounce",
+      suppress: false,
+    });
+    expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed")).toMatchObject({
+      type: "email.bounce",
+      suppress: false,
+    });
+    expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.2.1")).toMatchObject({ suppress: true });
     expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: delayed\nStatus: 4.4.1")).toMatchObject({
       type: "email.deferred",
       suppress: false,
@@ -126,7 +138,9 @@ describe("reading delivery status notifications and feedback reports", () => {
           },
         }),
       );
-    expect((await feedback("abuse"))?.originalMessageId).toBe("<original@herald.test>");
+    expect((await feedback("abuse"))?.originalReturnPath).toBe(
+      "bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test",
+    );
     expect((await feedback("abuse"))?.event).toMatchObject({
       type: "email.complaint",
       suppress: true,

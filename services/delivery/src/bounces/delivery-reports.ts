@@ -8,8 +8,11 @@ export interface ReceivedReport {
   reportId: string;
   /** The event, its email still to be named by whoever received the report (its return path). */
   event: Omit<ProviderEmailEvent, "emailId">;
-  /** The `Message-ID` of the returned original (its headers or the whole message), when the report carries it. */
-  originalMessageId: string | undefined;
+  /**
+   * The `Return-Path` of the returned original (its headers or the whole message): the envelope
+   * sender the receiver saw, which for our emails is their return path.
+   */
+  originalReturnPath: string | undefined;
 }
 
 type Fields = Map<string, string>;
@@ -62,11 +65,20 @@ const textOfContent = (content: ArrayBuffer | Uint8Array | string): string =>
   typeof content === "string" ? content : Buffer.from(content instanceof ArrayBuffer ? new Uint8Array(content) : content).toString("utf8");
 
 /**
+ * A permanent failure that blames the address (RFC 3463): no such mailbox or domain (5.1.x), a
+ * disabled mailbox (5.2.1). A policy or reputation block (5.7.x), a message too big (5.3.4) or a
+ * failing system are the sender's or the message's trouble: the next email may well arrive.
+ * The same rule as for the relay's own refusals (classifySmtpError).
+ */
+const addressRefused = (status: string): boolean => /^5\.1\.\d{1,3}$/.test(status) || status === "5.2.1";
+
+/**
  * The event of a delivery status notification (RFC 3464), from its first recipient group with
- * an action (Herald sends each email to one recipient): `failed` with a 5.x.x status is a
- * bounce that suppresses the address; `failed` with 4.x.x (the remote gave up on a transient
- * error, a full mailbox say) and `delayed` are `email.deferred`; `delivered` is
- * `email.delivery`. Relayed and expanded say nothing of the mailbox.
+ * an action (Herald sends each email to one recipient): `failed` with a 5.x.x status (or none)
+ * is a bounce, which suppresses the address when the status blames it (addressRefused);
+ * `failed` with 4.x.x (the remote gave up on a transient error, a full mailbox say) and
+ * `delayed` are `email.deferred`; `delivered` is `email.delivery`. Relayed and expanded say
+ * nothing of the mailbox.
  */
 function deliveryStatusEvent(groups: Fields[], occurredAtDefault: string | undefined): ReceivedReport["event"] | undefined {
   const [perMessage] = groups;
@@ -83,7 +95,7 @@ function deliveryStatusEvent(groups: Fields[], occurredAtDefault: string | undef
         ...base,
         type: permanent ? "email.bounce" : "email.deferred",
         reason: reasonOf(status || "failed", diagnostic),
-        suppress: permanent,
+        suppress: permanent && addressRefused(status),
       };
     }
     if (action === "delayed")
@@ -136,6 +148,6 @@ export async function readReport(raw: Buffer): Promise<ReceivedReport | undefine
   const reportId = email.messageId?.trim() || `sha256:${createHash("sha256").update(raw).digest("hex")}`;
   const original = part("text/rfc822-headers") ?? part("message/rfc822") ?? part("message/rfc822-headers");
   const [originalHeaders] = original ? fieldGroups(textOfContent(original.content)) : [];
-  const originalMessageId = originalHeaders?.get("message-id")?.match(/<[^<>\s]+>/)?.[0];
-  return { reportId, event, originalMessageId };
+  const originalReturnPath = originalHeaders?.get("return-path")?.match(/<([^<>\s]+)>/)?.[1];
+  return { reportId, event, originalReturnPath };
 }

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "@herald/platform";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { EmailEventRecorder } from "../emails/email-events.js";
-import { readReport } from "./delivery-reports.js";
+import { type ReceivedReport, readReport } from "./delivery-reports.js";
 import type { ReturnPaths } from "./return-path.js";
 
 /** The processed_events consumer of reports received over SMTP. */
@@ -22,7 +22,7 @@ const reply = (responseCode: number, message: string) => Object.assign(new Error
  * that receivers send to the return paths of our emails (see return-path.ts), and the reports
  * of feedback loops sent to `fbl@BOUNCE_DOMAIN`. Only those are accepted as recipients (550 for
  * any other: it relays nothing and keeps no mail); each report is recorded on the email its
- * return path, or the Message-ID it quotes, names (EmailEventRecorder), and a
+ * return path, or the return path its returned original quotes, names (EmailEventRecorder), and a
  * message that is no report (an auto-reply) is accepted and dropped. A report that cannot be
  * recorded now (the database is away) answers 451, so that the sender tries again later: an
  * accepted report is never lost.
@@ -38,26 +38,31 @@ export function createInboundSmtp(deps: {
 
   const isFeedbackAddress = (address: string) => address.trim().toLowerCase() === returnPaths.feedbackAddress;
 
+  /**
+   * The email a report received at this recipient is about: the one its return path names, or for a
+   * feedback loop's report to fbl@, the one whose return path the returned original quotes. Either way
+   * the tag must verify: knowing an email's id (or its Message-ID, which carries it) is not enough.
+   */
+  function emailOf(recipient: string, report: ReceivedReport): string | undefined {
+    if (!isFeedbackAddress(recipient)) return returnPaths.emailIdOf(recipient);
+    if (report.event.type !== "email.complaint" || !report.originalReturnPath) return undefined;
+    return returnPaths.emailIdOf(report.originalReturnPath);
+  }
+
   async function receive(raw: Buffer, session: SMTPServerSession): Promise<void> {
     const report = await readReport(raw);
     if (!report) {
       logger.debug({ remote: session.remoteAddress }, "a message that is no report: dropped");
       return;
     }
+    const emailIds = new Set<string>();
     for (const recipient of session.envelope.rcptTo) {
-      const emailId = returnPaths.emailIdOf(recipient.address);
-      if (emailId) {
-        // One report may name several return paths; each email records it once.
-        await deps.events.record(consumer, `${report.reportId} ${emailId}`, { ...report.event, emailId });
-      } else if (isFeedbackAddress(recipient.address) && report.event.type === "email.complaint" && report.originalMessageId) {
-        // A feedback loop's report names its email by the original's Message-ID, random per email: only its
-        // recipients know it, and a recipient who complains of an email to them is the complaint itself.
-        await deps.events.record(consumer, `${report.reportId} ${report.originalMessageId}`, {
-          ...report.event,
-          emailId: undefined,
-          providerMessageId: report.originalMessageId,
-        });
-      }
+      const emailId = emailOf(recipient.address, report);
+      if (emailId) emailIds.add(emailId);
+    }
+    for (const emailId of emailIds) {
+      // One report may name several emails; each records it once, however it was addressed.
+      await deps.events.record(consumer, `${report.reportId} ${emailId}`, { ...report.event, emailId });
     }
   }
 
@@ -76,19 +81,30 @@ export function createInboundSmtp(deps: {
       else callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
     },
     onData(stream: SMTPServerDataStream, session, callback) {
+      // smtp-server only flags a message past `size`: it keeps the bytes coming, so they are counted and dropped here.
       const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("error", (error: Error) => callback(error));
+      let bytes = 0;
+      let answered = false;
+      const answer = (...args: Parameters<typeof callback>) => {
+        if (answered) return;
+        answered = true;
+        callback(...args);
+      };
+      stream.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= deps.maxMessageBytes) chunks.push(chunk);
+      });
+      stream.on("error", (error: Error) => answer(error));
       stream.on("end", () => {
-        if (stream.sizeExceeded) {
-          callback(reply(552, `5.3.4 message larger than ${deps.maxMessageBytes} bytes`));
+        if (stream.sizeExceeded || bytes > deps.maxMessageBytes) {
+          answer(reply(552, `5.3.4 message larger than ${deps.maxMessageBytes} bytes`));
           return;
         }
         receive(Buffer.concat(chunks), session).then(
-          () => callback(null, "2.0.0 report received"),
+          () => answer(null, "2.0.0 report received"),
           (error: unknown) => {
             logger.warn({ err: error, remote: session.remoteAddress }, "a report could not be recorded: the sender will retry");
-            callback(reply(451, "4.3.0 cannot record the report now, try again later"));
+            answer(reply(451, "4.3.0 cannot record the report now, try again later"));
           },
         );
       });
