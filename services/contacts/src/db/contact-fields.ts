@@ -8,8 +8,20 @@ export interface RegisteredField {
 }
 
 /** Registers keys not yet known; a key already registered keeps its type (the first value seen fixed it). */
-export async function registerFields(db: Reader, projectId: string, fields: RegisteredField[]): Promise<void> {
-  if (fields.length === 0) return;
+/**
+ * The one order in which every statement registers keys: by project, then key, compared as plain
+ * code units (never a locale, which may differ between replicas and call distinct keys equal).
+ * Two statements registering the same new keys then lock them in the same order and cannot
+ * deadlock on each other.
+ */
+export function inFieldLockOrder<Field extends { key: string; projectId?: string }>(fields: readonly Field[]): Field[] {
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...fields].sort((a, b) => order((a.projectId ?? "").toLowerCase(), (b.projectId ?? "").toLowerCase()) || order(a.key, b.key));
+}
+
+export async function registerFields(db: Reader, projectId: string, unordered: RegisteredField[]): Promise<void> {
+  if (unordered.length === 0) return;
+  const fields = inFieldLockOrder(unordered);
   await db.$executeRaw`
     INSERT INTO contact_fields (project_id, key, type)
     SELECT ${projectId}::uuid, f.key, f.type

@@ -2,6 +2,7 @@ import type { DataPatch } from "../domain/contact-data.js";
 import type { FieldType } from "../domain/field-type.js";
 import { contactEventsTopic, contactIdFieldTag, type PendingContactEvent } from "../events/contact-event-outbox.js";
 import { queryRows, type SqlPool } from "./client.js";
+import { inFieldLockOrder } from "./contact-fields.js";
 import { type ContactRow, contactColumns } from "./contacts.js";
 import { Prisma } from "./generated/client.js";
 import { jsonObjectOf } from "./json.js";
@@ -77,14 +78,15 @@ export async function upsertContactByEmail(pool: SqlPool, upsert: ContactUpsert)
       SELECT id, subscribed FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${email} FOR NO KEY UPDATE
     ),`
     : Prisma.empty;
+  const newFields = inFieldLockOrder(upsert.newFields);
   const fields =
-    upsert.newFields.length === 0
+    newFields.length === 0
       ? Prisma.empty
       : Prisma.sql`,
   registered AS (
     INSERT INTO contact_fields (project_id, key, type)
     SELECT ${projectId}::uuid, f.key, f.type
-    FROM unnest(${upsert.newFields.map((field) => field.key)}::text[], ${upsert.newFields.map((field) => field.type)}::text[]) AS f(key, type)
+    FROM unnest(${newFields.map((field) => field.key)}::text[], ${newFields.map((field) => field.type)}::text[]) AS f(key, type)
     ON CONFLICT (project_id, key) DO NOTHING
   )`;
   const rows = await queryRows<ContactRow & { created: boolean; changed: boolean }>(

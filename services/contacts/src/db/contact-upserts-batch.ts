@@ -1,6 +1,7 @@
-import { composeDataPatches, type DataPatch, type JsonObject } from "../domain/contact-data.js";
+import { applyDataPatch, composeDataPatches, type DataPatch } from "../domain/contact-data.js";
 import type { FieldType } from "../domain/field-type.js";
 import { queryRows, type SqlPool } from "./client.js";
+import { inFieldLockOrder } from "./contact-fields.js";
 import { type ContactRow, contactColumns } from "./contacts.js";
 import { Prisma } from "./generated/client.js";
 import { jsonObjectOf } from "./json.js";
@@ -24,13 +25,6 @@ export interface PlainContactUpserted {
 
 // Project ids compared as Postgres writes uuids: lower case.
 const contactKey = (projectId: string, email: string) => `${projectId.toLowerCase()} ${email}`;
-
-/** The contact's data with the call's own values over it: of several calls for one contact in a batch, each answers (and renders) what it sent. */
-function withOwnPatch(data: JsonObject, patch: DataPatch): JsonObject {
-  const own = { ...data, ...patch.set };
-  for (const key of patch.remove) delete own[key];
-  return own;
-}
 
 /**
  * Creates or patches the contacts of a batch in ONE statement, as recordTrackedEvents does
@@ -63,7 +57,7 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
       if (!fields.has(key)) fields.set(key, { projectId: write.projectId, ...field });
     }
   }
-  const newFields = [...fields.values()].sort((a, b) => a.projectId.localeCompare(b.projectId) || a.key.localeCompare(b.key));
+  const newFields = inFieldLockOrder([...fields.values()]);
   const rows = await queryRows<ContactRow & { projectId: string; created: boolean }>(
     pool,
     Prisma.sql`
@@ -78,7 +72,7 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
     ),
     upserted AS (
       INSERT INTO contacts AS c (project_id, email, subscribed, data, created_at, updated_at)
-      SELECT i.project_id, i.email, i.subscribed, i.set, ${now}, ${now} FROM input i ORDER BY i.project_id, i.email
+      SELECT i.project_id, i.email, i.subscribed, i.set, ${now}, ${now} FROM input i ORDER BY i.project_id, i.email COLLATE "C"
       ON CONFLICT (project_id, email) DO UPDATE SET
         data = (c.data || EXCLUDED.data) - ARRAY(
           SELECT jsonb_array_elements_text(i.remove) FROM input i WHERE i.project_id = EXCLUDED.project_id AND i.email = EXCLUDED.email
@@ -105,6 +99,6 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
     if (!found) throw new Error(`the batch wrote no contact for ${write.email}`);
     const created = found.created && !reported.has(key);
     reported.add(key);
-    return { contact: { ...found.contact, data: withOwnPatch(jsonObjectOf(found.contact.data), write.patch) }, created };
+    return { contact: { ...found.contact, data: applyDataPatch(jsonObjectOf(found.contact.data), write.patch) }, created };
   });
 }

@@ -3,6 +3,7 @@ import { composeDataPatches } from "../domain/contact-data.js";
 import type { FieldType } from "../domain/field-type.js";
 import { contactEventsTopic, contactIdFieldTag, type PendingContactEvent } from "../events/contact-event-outbox.js";
 import { queryRows, type SqlPool } from "./client.js";
+import { inFieldLockOrder } from "./contact-fields.js";
 import { Prisma } from "./generated/client.js";
 
 /** One tracked event whose call left the contact's subscription alone. */
@@ -53,8 +54,7 @@ export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWri
     }
   }
   const events = writes.map((write) => write.event);
-  // In (project, key) order, as the contacts: two batches registering the same keys never wait on each other in a cycle.
-  const newFields = [...fields.values()].sort((a, b) => a.projectId.localeCompare(b.projectId) || a.key.localeCompare(b.key));
+  const newFields = inFieldLockOrder([...fields.values()]);
   const rows = await queryRows<{ projectId: string; email: string; id: string; created: boolean }>(
     pool,
     Prisma.sql`
@@ -68,7 +68,7 @@ export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWri
     ),
     upserted AS (
       INSERT INTO contacts AS c (project_id, email, subscribed, data, created_at, updated_at)
-      SELECT i.project_id, i.email, true, i.set, ${now}, ${now} FROM input i ORDER BY i.project_id, i.email
+      SELECT i.project_id, i.email, true, i.set, ${now}, ${now} FROM input i ORDER BY i.project_id, i.email COLLATE "C"
       ON CONFLICT (project_id, email) DO UPDATE SET
         data = (c.data || EXCLUDED.data) - ARRAY(
           SELECT jsonb_array_elements_text(i.remove) FROM input i WHERE i.project_id = EXCLUDED.project_id AND i.email = EXCLUDED.email

@@ -83,7 +83,7 @@ describe("reading delivery status notifications and feedback reports", () => {
         suppress: true,
         occurredAt: new Date("2026-11-23T17:59:58Z"),
       },
-      originalReturnPath: "bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test",
+      originalReturnPaths: ["bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test"],
     });
   });
 
@@ -115,6 +115,19 @@ describe("reading delivery status notifications and feedback reports", () => {
       suppress: false,
     });
     expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.2.1")).toMatchObject({ suppress: true });
+    // Exim's generic 5.0.0: the remote's own reply tells; 5.1.8 is about the sender's address, not the recipient's.
+    expect(
+      await eventOf(
+        "Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.0.0\nDiagnostic-Code: smtp; 550 5.1.1 <jane@example.net>: user unknown",
+      ),
+    ).toMatchObject({ type: "email.bounce", suppress: true, reason: "5.1.1: 550 5.1.1 <jane@example.net>: user unknown" });
+    expect(
+      await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.0.0\nDiagnostic-Code: smtp; 550 rejected"),
+    ).toMatchObject({
+      type: "email.bounce",
+      suppress: false,
+    });
+    expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: failed\nStatus: 5.1.8")).toMatchObject({ suppress: false });
     expect(await eventOf("Final-Recipient: rfc822; jane@example.net\nAction: delayed\nStatus: 4.4.1")).toMatchObject({
       type: "email.deferred",
       suppress: false,
@@ -138,9 +151,9 @@ describe("reading delivery status notifications and feedback reports", () => {
           },
         }),
       );
-    expect((await feedback("abuse"))?.originalReturnPath).toBe(
+    expect((await feedback("abuse"))?.originalReturnPaths).toEqual([
       "bounce+0123456789abcdef0123456789abcdef-0011223344556677@bounces.herald.test",
-    );
+    ]);
     expect((await feedback("abuse"))?.event).toMatchObject({
       type: "email.complaint",
       suppress: true,
@@ -164,5 +177,35 @@ describe("reading delivery status notifications and feedback reports", () => {
       }),
     );
     expect(anonymous?.reportId).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("finds every Return-Path of the returned original, bracketed or bare, and reads a report part's first 64 KB only", async () => {
+    const raw = Buffer.from(
+      [
+        "From: feedback@fbl.test",
+        "Message-ID: <arf@fbl.test>",
+        'Content-Type: multipart/report; report-type=feedback-report; boundary="b"',
+        "",
+        "--b",
+        "Content-Type: message/feedback-report",
+        "",
+        "Feedback-Type: abuse",
+        `X-Padding: ${"p".repeat(70 * 1024)}`,
+        "",
+        "--b",
+        "Content-Type: text/rfc822-headers",
+        "",
+        "Return-Path: bounce+newest@bounces.herald.test",
+        "Received: by mx.fbl.test",
+        "return-path: <bounce+older@bounces.herald.test>",
+        "Return-Path: <>",
+        "",
+        "--b--",
+        "",
+      ].join("\r\n"),
+    );
+    const read = await readReport(raw);
+    expect(read?.event.type).toBe("email.complaint");
+    expect(read?.originalReturnPaths).toEqual(["bounce+newest@bounces.herald.test", "bounce+older@bounces.herald.test"]);
   });
 });

@@ -9,10 +9,11 @@ export interface ReceivedReport {
   /** The event, its email still to be named by whoever received the report (its return path). */
   event: Omit<ProviderEmailEvent, "emailId">;
   /**
-   * The `Return-Path` of the returned original (its headers or the whole message): the envelope
-   * sender the receiver saw, which for our emails is their return path.
+   * The `Return-Path` headers of the returned original (its headers or the whole message): the
+   * envelope sender the receiver saw, which for our emails is their return path. All of them,
+   * newest first; none when the report returns no headers.
    */
-  originalReturnPath: string | undefined;
+  originalReturnPaths: string[];
 }
 
 type Fields = Map<string, string>;
@@ -61,16 +62,45 @@ function timeOf(...values: Array<string | undefined>): Date {
   return new Date();
 }
 
-const textOfContent = (content: ArrayBuffer | Uint8Array | string): string =>
-  typeof content === "string" ? content : Buffer.from(content instanceof ArrayBuffer ? new Uint8Array(content) : content).toString("utf8");
+/** Report parts are a few lines long; only their first 64 KB are read, however much a sender puts there. */
+const reportPartLimit = 64 * 1024;
+
+const reportText = (content: ArrayBuffer | Uint8Array | string): string => {
+  if (typeof content === "string") return content.slice(0, reportPartLimit);
+  const bytes = content instanceof ArrayBuffer ? new Uint8Array(content) : content;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, reportPartLimit)).toString("utf8");
+};
+
+/** Every Return-Path of a header block (up to its first blank line), with or without angle brackets; `<>` is none. */
+function returnPathsOf(message: string): string[] {
+  const headers = message.replace(/\r\n?/g, "\n").split(/\n[ \t]*\n/, 1)[0] ?? "";
+  return [...headers.matchAll(/^return-path:[ \t]*<?([^<>\s]+)>?/gim)].map((match) => match[1] ?? "").filter((address) => address !== "");
+}
+
+/** An RFC 3463 status (`5.1.1`) at the start of a text, or anywhere in it. */
+const statusAtStart = /^([245]\.\d{1,3}\.\d{1,3})\b/;
+const statusAnywhere = /\b([245]\.\d{1,3}\.\d{1,3})\b/;
 
 /**
- * A permanent failure that blames the address (RFC 3463): no such mailbox or domain (5.1.x), a
- * disabled mailbox (5.2.1). A policy or reputation block (5.7.x), a message too big (5.3.4) or a
- * failing system are the sender's or the message's trouble: the next email may well arrive.
- * The same rule as for the relay's own refusals (classifySmtpError).
+ * The status that says what failed: the Status field's, unless it is the generic x.0.0 (Exim
+ * always writes 5.0.0, Postfix when the remote gave no enhanced code) or absent, when the
+ * remote's own reply in Diagnostic-Code usually carries the precise one.
  */
-const addressRefused = (status: string): boolean => /^5\.1\.\d{1,3}$/.test(status) || status === "5.2.1";
+function statusOf(status: string, diagnostic: string): string {
+  const declared = statusAtStart.exec(status)?.[1] ?? "";
+  if (declared !== "" && !declared.endsWith(".0.0")) return declared;
+  return statusAnywhere.exec(diagnostic)?.[1] ?? declared;
+}
+
+/**
+ * A permanent failure that blames the recipient's address (RFC 3463): no such mailbox or domain
+ * (5.1.x, except 5.1.7 and 5.1.8, which are about the sender's address), a disabled mailbox
+ * (5.2.1). A policy or reputation block (5.7.x), a message too big (5.3.4) or a failing system
+ * are the sender's or the message's trouble: the next email may well arrive. The relay's own
+ * refusals follow the same rule (classifySmtpError).
+ */
+const addressRefused = (status: string): boolean =>
+  (/^5\.1\.\d{1,3}$/.test(status) && status !== "5.1.7" && status !== "5.1.8") || status === "5.2.1";
 
 /**
  * The event of a delivery status notification (RFC 3464), from its first recipient group with
@@ -85,8 +115,8 @@ function deliveryStatusEvent(groups: Fields[], occurredAtDefault: string | undef
   for (const recipient of groups) {
     const action = recipient.get("action")?.toLowerCase();
     if (!action) continue;
-    const status = typedValue(recipient.get("status"));
     const diagnostic = typedValue(recipient.get("diagnostic-code"));
+    const status = statusOf(typedValue(recipient.get("status")), diagnostic);
     const occurredAt = timeOf(recipient.get("last-attempt-date"), perMessage?.get("arrival-date"), occurredAtDefault);
     const base = { providerMessageId: undefined, recipients: [], occurredAt };
     if (action === "failed") {
@@ -140,14 +170,12 @@ export async function readReport(raw: Buffer): Promise<ReceivedReport | undefine
   const deliveryStatus = part("message/delivery-status") ?? part("message/global-delivery-status");
   const feedback = part("message/feedback-report");
   const event = deliveryStatus
-    ? deliveryStatusEvent(fieldGroups(textOfContent(deliveryStatus.content)), email.date)
+    ? deliveryStatusEvent(fieldGroups(reportText(deliveryStatus.content)), email.date)
     : feedback
-      ? feedbackEvent(fieldGroups(textOfContent(feedback.content)), email.date)
+      ? feedbackEvent(fieldGroups(reportText(feedback.content)), email.date)
       : undefined;
   if (!event) return undefined;
   const reportId = email.messageId?.trim() || `sha256:${createHash("sha256").update(raw).digest("hex")}`;
   const original = part("text/rfc822-headers") ?? part("message/rfc822") ?? part("message/rfc822-headers");
-  const [originalHeaders] = original ? fieldGroups(textOfContent(original.content)) : [];
-  const originalReturnPath = originalHeaders?.get("return-path")?.match(/<([^<>\s]+)>/)?.[1];
-  return { reportId, event, originalReturnPath };
+  return { reportId, event, originalReturnPaths: original ? returnPathsOf(reportText(original.content)) : [] };
 }

@@ -45,8 +45,8 @@ export function createInboundSmtp(deps: {
    */
   function emailOf(recipient: string, report: ReceivedReport): string | undefined {
     if (!isFeedbackAddress(recipient)) return returnPaths.emailIdOf(recipient);
-    if (report.event.type !== "email.complaint" || !report.originalReturnPath) return undefined;
-    return returnPaths.emailIdOf(report.originalReturnPath);
+    if (report.event.type !== "email.complaint") return undefined;
+    return report.originalReturnPaths.map(returnPaths.emailIdOf).find((emailId) => emailId !== undefined);
   }
 
   async function receive(raw: Buffer, session: SMTPServerSession): Promise<void> {
