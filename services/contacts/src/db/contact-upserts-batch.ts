@@ -1,30 +1,20 @@
-import { applyDataPatch, composeDataPatches, type DataPatch } from "../domain/contact-data.js";
-import type { FieldType } from "../domain/field-type.js";
+import { applyDataPatch } from "../domain/contact-data.js";
 import { queryRows, type SqlPool } from "./client.js";
-import { inFieldLockOrder } from "./contact-fields.js";
+import { type ContactBatchWrite, contactBatchOf, perWrite, registerFieldsOf } from "./contact-batch.js";
 import { type ContactRow, contactColumns } from "./contacts.js";
 import { Prisma } from "./generated/client.js";
 import { jsonObjectOf } from "./json.js";
 
 /** One create-or-patch that leaves the subscription alone and records no event: most of /v1/send's and POST /contacts'. */
-export interface PlainContactUpsert {
-  projectId: string;
-  /** Normalised and valid. */
-  email: string;
+export interface PlainContactUpsert extends ContactBatchWrite {
   /** A new contact's state (the source's default). */
   defaultSubscribed: boolean;
-  patch: DataPatch;
-  /** Keys of `patch.set` the registry may not know yet, with the type their value implies. */
-  newFields: Array<{ key: string; type: FieldType }>;
 }
 
 export interface PlainContactUpserted {
   contact: ContactRow;
   created: boolean;
 }
-
-// Project ids compared as Postgres writes uuids: lower case.
-const contactKey = (projectId: string, email: string) => `${projectId.toLowerCase()} ${email}`;
 
 /**
  * Creates or patches the contacts of a batch in ONE statement, as recordTrackedEvents does
@@ -37,37 +27,17 @@ const contactKey = (projectId: string, email: string) => `${projectId.toLowerCas
  * registered in (project, key) order, for the same reason as the contacts.
  */
 export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUpsert[], now: Date): Promise<PlainContactUpserted[]> {
-  const contacts = new Map<string, { projectId: string; email: string; defaultSubscribed: boolean; patches: DataPatch[] }>();
-  for (const write of writes) {
-    const key = contactKey(write.projectId, write.email);
-    const contact = contacts.get(key) ?? {
-      projectId: write.projectId,
-      email: write.email,
-      defaultSubscribed: write.defaultSubscribed,
-      patches: [],
-    };
-    contact.patches.push(write.patch);
-    contacts.set(key, contact);
-  }
-  const inputs = [...contacts.values()].map((contact) => ({ ...contact, ...composeDataPatches(contact.patches) }));
-  const fields = new Map<string, { projectId: string; key: string; type: FieldType }>();
-  for (const write of writes) {
-    for (const field of write.newFields) {
-      const key = contactKey(write.projectId, field.key);
-      if (!fields.has(key)) fields.set(key, { projectId: write.projectId, ...field });
-    }
-  }
-  const newFields = inFieldLockOrder([...fields.values()]);
+  const { contacts, newFields } = contactBatchOf(writes);
   const rows = await queryRows<ContactRow & { projectId: string; created: boolean }>(
     pool,
     Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(
-        ${inputs.map((input) => input.projectId)}::uuid[],
-        ${inputs.map((input) => input.email)}::text[],
-        ${inputs.map((input) => input.defaultSubscribed)}::boolean[],
-        ${inputs.map((input) => JSON.stringify(input.set))}::jsonb[],
-        ${inputs.map((input) => JSON.stringify(input.remove))}::jsonb[]
+        ${contacts.map((contact) => contact.first.projectId)}::uuid[],
+        ${contacts.map((contact) => contact.first.email)}::text[],
+        ${contacts.map((contact) => contact.first.defaultSubscribed)}::boolean[],
+        ${contacts.map((contact) => JSON.stringify(contact.set))}::jsonb[],
+        ${contacts.map((contact) => JSON.stringify(contact.remove))}::jsonb[]
       ) AS i(project_id, email, subscribed, set, remove)
     ),
     upserted AS (
@@ -81,24 +51,12 @@ export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUps
       RETURNING ${contactColumns("c")}, c.project_id::text AS "projectId", (c.xmax = 0) AS created
     ),
     registered AS (
-      INSERT INTO contact_fields (project_id, key, type)
-      SELECT * FROM unnest(
-        ${newFields.map((field) => field.projectId)}::uuid[],
-        ${newFields.map((field) => field.key)}::text[],
-        ${newFields.map((field) => field.type)}::text[]
-      )
-      ON CONFLICT (project_id, key) DO NOTHING
+      ${registerFieldsOf(newFields)}
     )
     SELECT * FROM upserted`,
   );
-  const written = new Map(rows.map(({ projectId, created, ...contact }) => [contactKey(projectId, contact.email), { contact, created }]));
-  const reported = new Set<string>();
-  return writes.map((write) => {
-    const key = contactKey(write.projectId, write.email);
-    const found = written.get(key);
-    if (!found) throw new Error(`the batch wrote no contact for ${write.email}`);
-    const created = found.created && !reported.has(key);
-    reported.add(key);
-    return { contact: { ...found.contact, data: applyDataPatch(jsonObjectOf(found.contact.data), write.patch) }, created };
-  });
+  return perWrite(writes, rows, (write, { projectId: _, created: __, ...contact }, created) => ({
+    contact: { ...contact, data: applyDataPatch(jsonObjectOf(contact.data), write.patch) },
+    created,
+  }));
 }

@@ -1,28 +1,17 @@
-import type { DataPatch } from "../domain/contact-data.js";
-import { composeDataPatches } from "../domain/contact-data.js";
-import type { FieldType } from "../domain/field-type.js";
 import { contactEventsTopic, contactIdFieldTag, type PendingContactEvent } from "../events/contact-event-outbox.js";
 import { queryRows, type SqlPool } from "./client.js";
-import { inFieldLockOrder } from "./contact-fields.js";
+import { type ContactBatchWrite, contactBatchOf, perWrite, registerFieldsOf } from "./contact-batch.js";
 import { Prisma } from "./generated/client.js";
 
 /** One tracked event whose call left the contact's subscription alone. */
-export interface TrackedEventWrite {
-  projectId: string;
-  /** Normalised and valid. */
-  email: string;
-  patch: DataPatch;
+export interface TrackedEventWrite extends ContactBatchWrite {
   event: PendingContactEvent;
-  newFields: Array<{ key: string; type: FieldType }>;
 }
 
 export interface TrackedEventWritten {
   contactId: string;
   created: boolean;
 }
-
-// Project ids compared as Postgres writes uuids: lower case.
-const contactKey = (projectId: string, email: string) => `${projectId.toLowerCase()} ${email}`;
 
 /**
  * Records a batch of tracked events in ONE statement, whatever the number: each
@@ -38,32 +27,17 @@ const contactKey = (projectId: string, email: string) => `${projectId.toLowerCas
  * more than the rows they write, and concurrent calls share them here.
  */
 export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWrite[], now: Date): Promise<TrackedEventWritten[]> {
-  const contacts = new Map<string, { projectId: string; email: string; patches: DataPatch[] }>();
-  for (const write of writes) {
-    const key = contactKey(write.projectId, write.email);
-    const contact = contacts.get(key) ?? { projectId: write.projectId, email: write.email, patches: [] };
-    contact.patches.push(write.patch);
-    contacts.set(key, contact);
-  }
-  const inputs = [...contacts.values()].map((contact) => ({ ...contact, ...composeDataPatches(contact.patches) }));
-  const fields = new Map<string, { projectId: string; key: string; type: FieldType }>();
-  for (const write of writes) {
-    for (const field of write.newFields) {
-      const key = contactKey(write.projectId, field.key);
-      if (!fields.has(key)) fields.set(key, { projectId: write.projectId, ...field });
-    }
-  }
+  const { contacts, newFields } = contactBatchOf(writes);
   const events = writes.map((write) => write.event);
-  const newFields = inFieldLockOrder([...fields.values()]);
   const rows = await queryRows<{ projectId: string; email: string; id: string; created: boolean }>(
     pool,
     Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(
-        ${inputs.map((input) => input.projectId)}::uuid[],
-        ${inputs.map((input) => input.email)}::text[],
-        ${inputs.map((input) => JSON.stringify(input.set))}::jsonb[],
-        ${inputs.map((input) => JSON.stringify(input.remove))}::jsonb[]
+        ${contacts.map((contact) => contact.first.projectId)}::uuid[],
+        ${contacts.map((contact) => contact.first.email)}::text[],
+        ${contacts.map((contact) => JSON.stringify(contact.set))}::jsonb[],
+        ${contacts.map((contact) => JSON.stringify(contact.remove))}::jsonb[]
       ) AS i(project_id, email, set, remove)
     ),
     upserted AS (
@@ -100,24 +74,9 @@ export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWri
       FROM sent ORDER BY position
     ),
     registered AS (
-      INSERT INTO contact_fields (project_id, key, type)
-      SELECT * FROM unnest(
-        ${newFields.map((field) => field.projectId)}::uuid[],
-        ${newFields.map((field) => field.key)}::text[],
-        ${newFields.map((field) => field.type)}::text[]
-      )
-      ON CONFLICT (project_id, key) DO NOTHING
+      ${registerFieldsOf(newFields)}
     )
     SELECT project_id::text AS "projectId", email, id::text AS id, created FROM upserted`,
   );
-  const written = new Map(rows.map((row) => [contactKey(row.projectId, row.email), { contactId: row.id, created: row.created }]));
-  const reported = new Set<string>();
-  return writes.map((write) => {
-    const key = contactKey(write.projectId, write.email);
-    const contact = written.get(key);
-    if (!contact) throw new Error(`the batch wrote no contact for ${write.email}`);
-    const created = contact.created && !reported.has(key);
-    reported.add(key);
-    return { contactId: contact.contactId, created };
-  });
+  return perWrite(writes, rows, (_, row, created) => ({ contactId: row.id, created }));
 }
