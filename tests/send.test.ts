@@ -311,6 +311,25 @@ describe("POST /v1/send", () => {
     expect(await sink.messages(to)).toHaveLength(1);
   });
 
+  it("answers concurrent sends each on its own, though they share calls to delivery and contacts", async () => {
+    const accepted = Array.from({ length: 8 }, () => uniqueEmail("together"));
+    const answers = await Promise.all([
+      ...accepted.map((to, index) => send(basic({ to, subject: `Together {{n}}`, data: { n: index } }))),
+      refused(basic({ from: `hello@${otherDomain}` })),
+      refused(basic({ subject: "two\nlines" })),
+      refused(basic({ body: "{{ n | nosuchfilter }}" })),
+      // Another project's key in the same turn reaches only its own domains.
+      refused(basic({ to: uniqueEmail("together-other") }), { key: other.secretKey }),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 403, 422, 422, 403]);
+    for (const [index, to] of accepted.entries()) {
+      const [sent] = (answers[index] as { body: SendAnswer }).body.data.emails;
+      expect(sent?.contact.email).toBe(to);
+      expect((await contactOf(sent?.contact.id ?? "")).email).toBe(to);
+      expect((await received(to)).subject).toBe(`Together ${index}`);
+    }
+  });
+
   it("refuses an address that bounced for good in this project, and only in this project", async () => {
     const to = uniqueEmail("bounce");
     await sink.rejectRecipient(to, { code: 550, message: "5.1.1 no such user" });

@@ -1,3 +1,4 @@
+export * from "./batch-calls.js";
 export * from "./config.js";
 export * from "./health.js";
 export * from "./interceptors.js";

@@ -49,7 +49,7 @@ export function build(deps: Deps): RpcServer {
     health: createHealthState([ContactsService.typeName, EventsService.typeName, JobsService.typeName, SegmentsService.typeName]),
     interceptors: serverInterceptors(deps),
     routes: (router) => {
-      router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields }));
+      router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
       router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
       router.service(SegmentsService, createSegmentsRpc({ segments, audiences }));

@@ -19,6 +19,7 @@ import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
 import { createSnsCertificates } from "./providers/sns-message.js";
+import { createContactUpserts } from "./sends/contact-upserts.js";
 import { createSends } from "./sends/sends.js";
 import { build } from "./server.js";
 import { createTemplates } from "./templates/templates.js";
@@ -118,7 +119,7 @@ try {
     renderer,
     templates,
     emails,
-    contacts,
+    upsertContact: createContactUpserts(contacts),
     links: tokens,
     publicUrl: config.PUBLIC_URL,
   });

@@ -68,7 +68,7 @@ export function build(deps: Deps): RpcServer {
       router.service(DeliveryService, createDeliveryRpc(deps));
       router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));
       router.service(TemplatesService, createTemplatesRpc({ templates: deps.templates }));
-      router.service(EmailsService, createEmailsRpc({ emails: deps.emails, sends: deps.sends }));
+      router.service(EmailsService, createEmailsRpc({ emails: deps.emails, sends: deps.sends, logger: deps.logger }));
       // Reads only: nothing to share with main.ts, so it is made here from the database.
       router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: deps.db }) }));
       router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));

@@ -57,6 +57,27 @@ describe("ContactsService: contacts", () => {
     expect(elsewhere.contact?.id).not.toBe(first.contact?.id);
   });
 
+  it("upserts a batch with UpsertContacts, each item answering or failing as its own UpsertContact would", async () => {
+    const projectId = newProjectId();
+    const [first, second] = [randomEmail(), randomEmail()];
+    const { results } = await harness.contacts.upsertContacts({
+      contacts: [
+        { projectId, email: first, source: ContactSource.SEND, data: { plan: "pro" } },
+        { projectId, email: "not an address", source: ContactSource.SEND },
+        { projectId, email: second, source: ContactSource.API },
+      ],
+    });
+    expect(results.map((result) => result.outcome.case)).toEqual(["upserted", "failed", "upserted"]);
+    expect(results[0]?.outcome.value).toMatchObject({ created: true, contact: { email: first, subscribed: false, data: { plan: "pro" } } });
+    expect(results[1]?.outcome.value).toMatchObject({ code: Code.InvalidArgument, detail: { code: "VALIDATION_ERROR" } });
+    expect(results[2]?.outcome.value).toMatchObject({ created: true, contact: { email: second, subscribed: true } });
+    // The same item alone fails the same way.
+    await expectFailure(upsert(projectId, "not an address"), Code.InvalidArgument, "VALIDATION_ERROR");
+
+    const tooMany = Array.from({ length: 1_001 }, () => ({ projectId, email: randomEmail(), source: ContactSource.API }));
+    await expectFailure(harness.contacts.upsertContacts({ contacts: tooMany }), Code.InvalidArgument, "BATCH_TOO_LARGE");
+  });
+
   it("defaults a new contact's subscription by source and keeps an existing one's when omitted", async () => {
     const projectId = newProjectId();
     for (const [source, subscribed] of [

@@ -1,25 +1,52 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { type Logger, settleItems } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
-import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import type {
+  ContactsService,
+  UpsertContactRequest,
+  UpsertContactResponseSchema,
+} from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import type { Contacts } from "../contacts/contacts.js";
 import type { Fields } from "../contacts/fields.js";
 import { variablesOf } from "../domain/contact-data.js";
 import { contactOrderFromProto, contactToProto, fieldToProto, jsonToValue, sourceFromProto, usageToProto } from "./proto-mapping.js";
 
-export function createContactsRpc(deps: { info: ServiceInfo; contacts: Contacts; fields: Fields }): ServiceImpl<typeof ContactsService> {
+/** Items of one UpsertContacts call; delivery sends far fewer, this bounds what a direct caller may. */
+const maxUpsertBatch = 1_000;
+
+export function createContactsRpc(deps: {
+  info: ServiceInfo;
+  contacts: Contacts;
+  fields: Fields;
+  logger: Logger;
+}): ServiceImpl<typeof ContactsService> {
   const { contacts, fields } = deps;
+
+  async function upsert(request: UpsertContactRequest): Promise<MessageInitShape<typeof UpsertContactResponseSchema>> {
+    const { contact, created, patch } = await contacts.upsert({
+      projectId: request.projectId,
+      email: request.email,
+      subscribed: request.subscribed,
+      data: request.data,
+      source: sourceFromProto(request.source),
+    });
+    return { contact: contactToProto(contact), created, variables: variablesOf(contact.data, patch) };
+  }
+
   return {
     getServiceInfo: () => ({ info: deps.info }),
 
-    async upsertContact(request) {
-      const { contact, created, patch } = await contacts.upsert({
-        projectId: request.projectId,
-        email: request.email,
-        subscribed: request.subscribed,
-        data: request.data,
-        source: sourceFromProto(request.source),
-      });
-      return { contact: contactToProto(contact), created, variables: variablesOf(contact.data, patch) };
+    upsertContact: upsert,
+
+    /** Every item runs as its own UpsertContact at once; the upsert batcher writes the concurrent ones together. */
+    async upsertContacts(request, context) {
+      const outcomes = await settleItems(request.contacts, upsert, { max: maxUpsertBatch, logger: deps.logger, procedure: context.url });
+      return {
+        results: outcomes.map((outcome) => ({
+          outcome: "ok" in outcome ? { case: "upserted", value: outcome.ok } : { case: "failed", value: outcome.failed },
+        })),
+      };
     },
 
     async getContact(request) {

@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { DomainError, errorDetailOf } from "@herald/errors";
-import { type Logger, toConnectError } from "@herald/platform";
+import { type Logger, settleItems } from "@herald/platform";
 import {
   type EventsService,
   type TrackEventRequest,
@@ -39,21 +38,11 @@ export function createEventsRpc(deps: { events: Events; logger: Logger }): Servi
 
     /** Every item runs as its own TrackEvent at once; the track batcher writes the concurrent ones together. */
     async trackEvents(request, context) {
-      if (request.events.length > maxTrackBatch) {
-        throw new DomainError("invalid-argument", "BATCH_TOO_LARGE", `At most ${maxTrackBatch} events per TrackEvents call`);
-      }
-      const outcomes = await Promise.allSettled(request.events.map(track));
+      const outcomes = await settleItems(request.events, track, { max: maxTrackBatch, logger: deps.logger, procedure: context.url });
       return {
-        results: outcomes.map((outcome) => {
-          if (outcome.status === "fulfilled") return { outcome: { case: "tracked", value: outcome.value } };
-          const error = toConnectError(outcome.reason, { logger: deps.logger, procedure: context.url });
-          return {
-            outcome: {
-              case: "failed",
-              value: { code: error.code, message: error.rawMessage, detail: errorDetailOf(error) },
-            },
-          };
-        }),
+        results: outcomes.map((outcome) => ({
+          outcome: "ok" in outcome ? { case: "tracked", value: outcome.ok } : { case: "failed", value: outcome.failed },
+        })),
       };
     },
 

@@ -1,7 +1,8 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { validationFailed } from "@herald/errors";
+import { type Logger, settleItems } from "@herald/platform";
 import {
   type Email,
   EmailKind,
@@ -9,6 +10,8 @@ import {
   EmailStatus,
   type EmailsService,
   type EnqueueEmailRequest,
+  type SendEmailRequest,
+  type SendEmailResponseSchema,
 } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import type { EmailRow } from "../db/emails.js";
 import type { EmailCategory, EmailInput, EmailStatus as StatusName } from "../domain/email-input.js";
@@ -89,31 +92,47 @@ function inputOf(request: EnqueueEmailRequest): EmailInput {
   };
 }
 
-export function createEmailsRpc(deps: { emails: Emails; sends: Sends }): ServiceImpl<typeof EmailsService> {
+/** Items of one SendEmails call; the gateway sends far fewer, this bounds what a direct caller may. */
+const maxSendBatch = 1_000;
+
+export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Logger }): ServiceImpl<typeof EmailsService> {
   const { emails, sends } = deps;
+
+  async function sendEmail(request: SendEmailRequest): Promise<MessageInitShape<typeof SendEmailResponseSchema>> {
+    const answer = await sends.send(request.projectId, {
+      idempotencyKey: optional(request.idempotencyKey),
+      to: request.to.map((recipient) => ({ email: recipient.email, name: optional(recipient.name) })),
+      subject: request.subject,
+      body: request.body,
+      templateId: optional(request.templateId),
+      from: request.from ? { email: request.from.email, name: optional(request.from.name) } : undefined,
+      senderName: optional(request.senderName),
+      subscribed: request.subscribed,
+      data: request.data,
+      headers: request.headers,
+      replyTo: optional(request.replyTo),
+      attachments: request.attachments.map((attachment) => ({
+        filename: attachment.filename,
+        content: attachment.content,
+        contentType: attachment.contentType,
+      })),
+    });
+    return {
+      emails: answer.emails.map((sent) => ({ contactId: sent.contactId, contactEmail: sent.contactEmail, emailId: sent.emailId })),
+      acceptedAt: timestampFromDate(answer.acceptedAt),
+    };
+  }
+
   return {
-    async sendEmail(request) {
-      const answer = await sends.send(request.projectId, {
-        idempotencyKey: optional(request.idempotencyKey),
-        to: request.to.map((recipient) => ({ email: recipient.email, name: optional(recipient.name) })),
-        subject: request.subject,
-        body: request.body,
-        templateId: optional(request.templateId),
-        from: request.from ? { email: request.from.email, name: optional(request.from.name) } : undefined,
-        senderName: optional(request.senderName),
-        subscribed: request.subscribed,
-        data: request.data,
-        headers: request.headers,
-        replyTo: optional(request.replyTo),
-        attachments: request.attachments.map((attachment) => ({
-          filename: attachment.filename,
-          content: attachment.content,
-          contentType: attachment.contentType,
-        })),
-      });
+    sendEmail,
+
+    /** Every item runs as its own SendEmail at once; their upserts, checks and enqueues share statements. */
+    async sendEmails(request, context) {
+      const outcomes = await settleItems(request.requests, sendEmail, { max: maxSendBatch, logger: deps.logger, procedure: context.url });
       return {
-        emails: answer.emails.map((sent) => ({ contactId: sent.contactId, contactEmail: sent.contactEmail, emailId: sent.emailId })),
-        acceptedAt: timestampFromDate(answer.acceptedAt),
+        results: outcomes.map((outcome) => ({
+          outcome: "ok" in outcome ? { case: "sent", value: outcome.ok } : { case: "failed", value: outcome.failed },
+        })),
       };
     },
 

@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Client } from "@connectrpc/connect";
 import { validationFailed } from "@herald/errors";
-import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
 import type { Db } from "../db/client.js";
@@ -21,6 +19,7 @@ import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
 import { liquidFailure } from "../templates/liquid-failure.js";
 import type { Templates } from "../templates/templates.js";
+import type { UpsertContact } from "./contact-upserts.js";
 
 export type Sends = ReturnType<typeof createSends>;
 
@@ -61,7 +60,8 @@ export function createSends(deps: {
   renderer: Renderer;
   templates: Templates;
   emails: Emails;
-  contacts: Client<typeof ContactsService>;
+  /** The contacts service's UpsertContact (createContactUpserts). */
+  upsertContact: UpsertContact;
   links: LinkTokens;
   publicUrl: string;
 }) {
@@ -105,7 +105,7 @@ export function createSends(deps: {
       const inputs: EmailInput[] = [];
       const sent: Array<Omit<SentEmail, "emailId">> = [];
       for (const [index, recipient] of request.to.entries()) {
-        const { contact, variables } = await deps.contacts.upsertContact({
+        const { contact, variables } = await deps.upsertContact({
           projectId,
           email: recipient.email,
           subscribed: request.subscribed,

@@ -28,6 +28,7 @@ import { createSesNotifications } from "../emails/ses-notifications.js";
 import { createLinkTokens } from "../links/link-tokens.js";
 import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
+import { createContactUpserts } from "../sends/contact-upserts.js";
 import { createSends } from "../sends/sends.js";
 import { build } from "../server.js";
 import { createTemplates } from "../templates/templates.js";
@@ -125,7 +126,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       renderer,
       templates,
       emails,
-      contacts,
+      upsertContact: createContactUpserts(contacts),
       links: tokens,
       publicUrl: "http://localhost:8080",
     }),

@@ -1,11 +1,13 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { createCoalescer } from "@herald/platform";
+import type { TrackEventRequestSchema, TrackEventResponse } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { iso, limitOf } from "../shared-schemas.js";
 import { DataSchema, EventSchema, jsonDataOf, toEventJson, toUsagesJson, UsagesSchema } from "./json.js";
-import { createTrackCoalescer } from "./track-coalescer.js";
 
 /** Tracks per TrackEvents call: enough to carry a busy event-loop turn, small enough to keep one call short. */
 const trackBatchSize = 256;
@@ -29,13 +31,20 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
   const { events } = deps.upstreams;
   const config = { auth: "project" } as const;
   const tags = ["Events"];
-  const coalescer = createTrackCoalescer({ events, maxBatch: trackBatchSize });
+  // Concurrent /v1/track requests share TrackEvents calls.
+  const trackEvent = createCoalescer<MessageInitShape<typeof TrackEventRequestSchema>, TrackEventResponse>({
+    maxBatch: trackBatchSize,
+    call: async (batch) =>
+      (await events.trackEvents({ events: batch })).results.map(({ outcome }) =>
+        outcome.case === "tracked" ? { ok: outcome.value } : { failed: outcome.value },
+      ),
+  });
 
   async function track(
     request: FastifyRequest<{ Body: { email: string; event: string; subscribed?: boolean; data?: Record<string, unknown> } }>,
   ) {
     const { email, event, subscribed, data } = request.body;
-    const answer = await coalescer.track({ projectId: projectOf(request), email, event, subscribed, data: jsonDataOf(data) });
+    const answer = await trackEvent({ projectId: projectOf(request), email, event, subscribed, data: jsonDataOf(data) });
     return {
       success: true,
       data: {

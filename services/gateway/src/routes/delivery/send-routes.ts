@@ -1,4 +1,7 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { createCoalescer } from "@herald/platform";
+import type { SendEmailRequestSchema, SendEmailResponse } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
@@ -47,6 +50,9 @@ const SendAnswer = Type.Object({
   }),
 });
 
+/** Sends per SendEmails call: enough to carry a busy event-loop turn, small enough to keep one call short. */
+const sendBatchSize = 64;
+
 const base64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
 
 const mailboxOf = (recipient: string | { email: string; name?: string }) =>
@@ -67,6 +73,14 @@ function decodeAttachment(content: string, index: number): Uint8Array {
 export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { emails } = deps.upstreams;
+  // Concurrent sends share SendEmails calls; one with attachments (up to 40 MB) goes alone.
+  const sendCoalesced = createCoalescer<MessageInitShape<typeof SendEmailRequestSchema>, SendEmailResponse>({
+    maxBatch: sendBatchSize,
+    call: async (batch) =>
+      (await emails.sendEmails({ requests: batch })).results.map(({ outcome }) =>
+        outcome.case === "sent" ? { ok: outcome.value } : { failed: outcome.value },
+      ),
+  });
 
   api.post(
     "/v1/send",
@@ -84,7 +98,14 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
     async (request) => {
       const body = request.body;
       const header = request.headers["idempotency-key"];
-      const answer = await emails.sendEmail({
+      const attachments = (body.attachments ?? []).map((attachment, index) => ({
+        filename: attachment.filename,
+        content: decodeAttachment(attachment.content, index),
+        contentType: attachment.contentType,
+      }));
+      const send =
+        attachments.length > 0 ? (request: MessageInitShape<typeof SendEmailRequestSchema>) => emails.sendEmail(request) : sendCoalesced;
+      const answer = await send({
         projectId: projectOf(request),
         idempotencyKey: typeof header === "string" ? header : "",
         to: (Array.isArray(body.to) ? body.to : [body.to]).map(mailboxOf),
@@ -98,11 +119,7 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
         data: jsonDataOf(body.data),
         headers: body.headers ?? {},
         replyTo: body.reply ?? "",
-        attachments: (body.attachments ?? []).map((attachment, index) => ({
-          filename: attachment.filename,
-          content: decodeAttachment(attachment.content, index),
-          contentType: attachment.contentType,
-        })),
+        attachments,
       });
       return {
         success: true,

@@ -1,0 +1,104 @@
+import { ConnectError } from "@connectrpc/connect";
+import { DomainError, errorDetailOf } from "@herald/errors";
+import { type ErrorDetail, ErrorDetailSchema } from "@herald/proto/herald/common/v1/error_pb";
+import { type Context, context } from "@opentelemetry/api";
+import { toConnectError } from "./interceptors.js";
+import type { Logger } from "./logger.js";
+
+/** One item's error in a batch call (herald.common.v1.ItemFailure, or a message of the same fields). */
+export interface ItemFailureShape {
+  code: number;
+  message: string;
+  detail?: ErrorDetail;
+}
+
+/** One item's outcome in a batch call whose items succeed or fail on their own. */
+export type ItemOutcome<T> = { ok: T } | { failed: ItemFailureShape };
+
+/** One item's outcome as a caller reads it from the answer: a oneof that is unset has no failure to show. */
+export type ItemAnswer<T> = { ok: T } | { failed: ItemFailureShape | undefined };
+
+/**
+ * Server side of a batch call (TrackEvents, SendEmails, UpsertContacts): every item runs at once as
+ * its own call would, and an item's error becomes its failure, with the code and detail the single
+ * call would have raised. More than `max` items refuse the whole call.
+ */
+export async function settleItems<T, R>(
+  items: readonly T[],
+  handle: (item: T) => Promise<R>,
+  options: { max: number; logger: Logger; procedure: string },
+): Promise<ItemOutcome<R>[]> {
+  if (items.length > options.max) {
+    throw new DomainError("invalid-argument", "BATCH_TOO_LARGE", `At most ${options.max} items per call`);
+  }
+  const outcomes = await Promise.allSettled(items.map(handle));
+  return outcomes.map((outcome) => {
+    if (outcome.status === "fulfilled") return { ok: outcome.value };
+    const error = toConnectError(outcome.reason, options);
+    return { failed: { code: error.code, message: error.rawMessage, detail: errorDetailOf(error) } };
+  });
+}
+
+/** The ConnectError a single call would have raised for this item failure. */
+export function itemFailureToConnect(failure: ItemFailureShape): ConnectError {
+  const { code, message, detail } = failure;
+  return new ConnectError(message, code, undefined, detail ? [{ desc: ErrorDetailSchema, value: detail }] : []);
+}
+
+interface Waiting<Req, Res> {
+  request: Req;
+  trace: Context;
+  resolve: (response: Res) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Client side of a batch call: the single calls made in the same turn of the event loop go out as
+ * one batch call (in batches of at most `maxBatch`). A lone call goes out at once (no timer, no
+ * added latency); under load every call of a turn shares one RPC, so the per-call cost of the RPC
+ * stack (most of a hot path's CPU, see docs/benchmarks.md) is paid once per batch. Each call
+ * resolves or rejects exactly as a call of its own would; a batch call that fails as a whole fails
+ * each of its items with its error. The batch call continues the trace of its first item.
+ */
+export function createCoalescer<Req, Res>(options: {
+  maxBatch: number;
+  call: (batch: Req[]) => Promise<ItemAnswer<Res>[]>;
+}): (request: Req) => Promise<Res> {
+  let queue: Waiting<Req, Res>[] = [];
+  let scheduled = false;
+
+  function send(batch: Waiting<Req, Res>[]): void {
+    const first = batch[0] as Waiting<Req, Res>;
+    context
+      .with(first.trace, () => options.call(batch.map((waiting) => waiting.request)))
+      .then(
+        (outcomes) => {
+          batch.forEach((waiting, index) => {
+            const outcome = outcomes[index];
+            if (outcome && "ok" in outcome) waiting.resolve(outcome.ok);
+            else if (outcome?.failed) waiting.reject(itemFailureToConnect(outcome.failed));
+            else waiting.reject(new Error("a batch call answered without a result for an item"));
+          });
+        },
+        (error: unknown) => {
+          for (const waiting of batch) waiting.reject(error);
+        },
+      );
+  }
+
+  function flush(): void {
+    scheduled = false;
+    const batch = queue;
+    queue = [];
+    for (let start = 0; start < batch.length; start += options.maxBatch) send(batch.slice(start, start + options.maxBatch));
+  }
+
+  return (request) =>
+    new Promise((resolve, reject) => {
+      queue.push({ request, trace: context.active(), resolve, reject });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+}
