@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DomainError, errorDetailOf, validationFailed } from "@herald/errors";
 import { describe, expect, it } from "vitest";
-import { createCoalescer, settleItems } from "./batch-calls.js";
+import { createCoalescer, maxBatchItems, settleItems } from "./batch-calls.js";
 import { createLogger } from "./logger.js";
 
 const logger = createLogger({ name: "batch-calls-test", level: "silent" });
@@ -15,12 +15,11 @@ const handle = async (email: string) => {
 
 describe("settleItems", () => {
   it("answers each item on its own, a failure with the code and detail its single call would raise", async () => {
-    const outcomes = await settleItems(["a@x.test", "broken"], handle, { max: 10, logger, procedure });
-    expect(outcomes[0]).toEqual({ ok: { id: "id-a@x.test" } });
-    const failed = outcomes[1] as { failed: { code: number; message: string; detail: { code: string } } };
-    expect(failed.failed.code).toBe(Code.InvalidArgument);
-    expect(failed.failed.message).toBe("Invalid email");
-    expect(failed.failed.detail.code).toBe("VALIDATION_ERROR");
+    const [ok, failed] = await settleItems(["a@x.test", "broken"], handle, { okCase: "done", logger, procedure });
+    expect(ok).toEqual({ outcome: { case: "done", value: { id: "id-a@x.test" } } });
+    expect(failed).toMatchObject({
+      outcome: { case: "failed", value: { code: Code.InvalidArgument, message: "Invalid email", detail: { code: "VALIDATION_ERROR" } } },
+    });
   });
 
   it("hides an unexpected error's message, as the error interceptor does", async () => {
@@ -29,13 +28,14 @@ describe("settleItems", () => {
       async () => {
         throw new Error("password=secret");
       },
-      { max: 10, logger, procedure },
+      { okCase: "done", logger, procedure },
     );
-    expect(outcomes[0]).toMatchObject({ failed: { code: Code.Internal, message: "internal error" } });
+    expect(outcomes[0]).toMatchObject({ outcome: { case: "failed", value: { code: Code.Internal, message: "internal error" } } });
   });
 
-  it("refuses a batch of more than max items as a whole", async () => {
-    await expect(settleItems(["a@x.test", "b@x.test"], handle, { max: 1, logger, procedure })).rejects.toSatisfy(
+  it("refuses a batch of more than maxBatchItems items as a whole", async () => {
+    const emails = Array.from({ length: maxBatchItems + 1 }, (_, index) => `${index}@x.test`);
+    await expect(settleItems(emails, handle, { okCase: "done", logger, procedure })).rejects.toSatisfy(
       (error) => error instanceof DomainError && error.code === "BATCH_TOO_LARGE" && error.kind === "invalid-argument",
     );
   });
@@ -48,7 +48,7 @@ describe("createCoalescer", () => {
       call: async (batch) => {
         calls.push(batch.length);
         if (options.down) throw new ConnectError("the service is down", Code.Unavailable);
-        return settleItems(batch, handle, { max: 4, logger, procedure });
+        return settleItems(batch, handle, { okCase: "done", logger, procedure });
       },
     });
   }
@@ -83,7 +83,7 @@ describe("createCoalescer", () => {
   });
 
   it("fails an item the batch call answered nothing for", async () => {
-    const call = createCoalescer<string, string>({ maxBatch: 10, call: async () => [{ ok: "first" }] });
+    const call = createCoalescer<string, string>({ maxBatch: 10, call: async () => [{ outcome: { case: "done", value: "first" } }] });
     const [first, second] = await Promise.allSettled(["a", "b"].map(call));
     expect(first).toEqual({ status: "fulfilled", value: "first" });
     expect(second?.status).toBe("rejected");

@@ -12,30 +12,40 @@ export interface ItemFailureShape {
   detail?: ErrorDetail;
 }
 
-/** One item's outcome in a batch call whose items succeed or fail on their own. */
-export type ItemOutcome<T> = { ok: T } | { failed: ItemFailureShape };
+/** A direct caller may send at most this many items in one batch call. */
+export const maxBatchItems = 1_000;
 
-/** One item's outcome as a caller reads it from the answer: a oneof that is unset has no failure to show. */
-export type ItemAnswer<T> = { ok: T } | { failed: ItemFailureShape | undefined };
+/**
+ * One item of a batch call's answer, as the protos write it: a oneof `outcome` with the success
+ * under the call's own case name (`tracked`, `sent`, `upserted`) and the error under `failed`.
+ */
+export interface ItemResult<Case extends string, T> {
+  outcome: { case: Case; value: T } | { case: "failed"; value: ItemFailureShape };
+}
+
+/** An item as a caller reads it from an answer, where the oneof may also be unset. */
+type ReadItemResult<T> = {
+  outcome: { case: string; value: T } | { case: "failed"; value: ItemFailureShape } | { case: undefined; value?: undefined };
+};
 
 /**
  * Server side of a batch call (TrackEvents, SendEmails, UpsertContacts): every item runs at once as
  * its own call would, and an item's error becomes its failure, with the code and detail the single
- * call would have raised. More than `max` items refuse the whole call.
+ * call would have raised. More than maxBatchItems items refuse the whole call.
  */
-export async function settleItems<T, R>(
+export async function settleItems<T, R, const Case extends string>(
   items: readonly T[],
   handle: (item: T) => Promise<R>,
-  options: { max: number; logger: Logger; procedure: string },
-): Promise<ItemOutcome<R>[]> {
-  if (items.length > options.max) {
-    throw new DomainError("invalid-argument", "BATCH_TOO_LARGE", `At most ${options.max} items per call`);
+  options: { okCase: Case; logger: Logger; procedure: string },
+): Promise<ItemResult<Case, R>[]> {
+  if (items.length > maxBatchItems) {
+    throw new DomainError("invalid-argument", "BATCH_TOO_LARGE", `At most ${maxBatchItems} items per call`);
   }
   const outcomes = await Promise.allSettled(items.map(handle));
   return outcomes.map((outcome) => {
-    if (outcome.status === "fulfilled") return { ok: outcome.value };
+    if (outcome.status === "fulfilled") return { outcome: { case: options.okCase, value: outcome.value } };
     const error = toConnectError(outcome.reason, options);
-    return { failed: { code: error.code, message: error.rawMessage, detail: errorDetailOf(error) } };
+    return { outcome: { case: "failed", value: { code: error.code, message: error.rawMessage, detail: errorDetailOf(error) } } };
   });
 }
 
@@ -62,7 +72,8 @@ interface Waiting<Req, Res> {
  */
 export function createCoalescer<Req, Res>(options: {
   maxBatch: number;
-  call: (batch: Req[]) => Promise<ItemAnswer<Res>[]>;
+  /** The batch call: its answer's results, one per request, in order. */
+  call: (batch: Req[]) => Promise<ReadItemResult<Res>[]>;
 }): (request: Req) => Promise<Res> {
   let queue: Waiting<Req, Res>[] = [];
   let scheduled = false;
@@ -72,12 +83,12 @@ export function createCoalescer<Req, Res>(options: {
     context
       .with(first.trace, () => options.call(batch.map((waiting) => waiting.request)))
       .then(
-        (outcomes) => {
+        (results) => {
           batch.forEach((waiting, index) => {
-            const outcome = outcomes[index];
-            if (outcome && "ok" in outcome) waiting.resolve(outcome.ok);
-            else if (outcome?.failed) waiting.reject(itemFailureToConnect(outcome.failed));
-            else waiting.reject(new Error("a batch call answered without a result for an item"));
+            const outcome = results[index]?.outcome;
+            if (outcome?.case === undefined) waiting.reject(new Error("a batch call answered without a result for an item"));
+            else if (outcome.case === "failed") waiting.reject(itemFailureToConnect(outcome.value as ItemFailureShape));
+            else waiting.resolve(outcome.value as Res);
           });
         },
         (error: unknown) => {

@@ -12,9 +12,6 @@ import type { Fields } from "../contacts/fields.js";
 import { variablesOf } from "../domain/contact-data.js";
 import { contactOrderFromProto, contactToProto, fieldToProto, jsonToValue, sourceFromProto, usageToProto } from "./proto-mapping.js";
 
-/** Items of one UpsertContacts call; delivery sends far fewer, this bounds what a direct caller may. */
-const maxUpsertBatch = 1_000;
-
 export function createContactsRpc(deps: {
   info: ServiceInfo;
   contacts: Contacts;
@@ -41,12 +38,7 @@ export function createContactsRpc(deps: {
 
     /** Every item runs as its own UpsertContact at once; the upsert batcher writes the concurrent ones together. */
     async upsertContacts(request, context) {
-      const outcomes = await settleItems(request.contacts, upsert, { max: maxUpsertBatch, logger: deps.logger, procedure: context.url });
-      return {
-        results: outcomes.map((outcome) => ({
-          outcome: "ok" in outcome ? { case: "upserted", value: outcome.ok } : { case: "failed", value: outcome.failed },
-        })),
-      };
+      return { results: await settleItems(request.contacts, upsert, { okCase: "upserted", logger: deps.logger, procedure: context.url }) };
     },
 
     async getContact(request) {

@@ -11,9 +11,6 @@ import {
 import type { Events } from "../tracking/events.js";
 import { eventNameToProto, eventToProto, usageToProto } from "./proto-mapping.js";
 
-/** Items of one TrackEvents call; the gateway sends far fewer, this bounds what a direct caller may. */
-export const maxTrackBatch = 1_000;
-
 export function createEventsRpc(deps: { events: Events; logger: Logger }): ServiceImpl<typeof EventsService> {
   const { events } = deps;
 
@@ -38,12 +35,7 @@ export function createEventsRpc(deps: { events: Events; logger: Logger }): Servi
 
     /** Every item runs as its own TrackEvent at once; the track batcher writes the concurrent ones together. */
     async trackEvents(request, context) {
-      const outcomes = await settleItems(request.events, track, { max: maxTrackBatch, logger: deps.logger, procedure: context.url });
-      return {
-        results: outcomes.map((outcome) => ({
-          outcome: "ok" in outcome ? { case: "tracked", value: outcome.ok } : { case: "failed", value: outcome.failed },
-        })),
-      };
+      return { results: await settleItems(request.events, track, { okCase: "tracked", logger: deps.logger, procedure: context.url }) };
     },
 
     async listEvents(request) {

@@ -92,9 +92,6 @@ function inputOf(request: EnqueueEmailRequest): EmailInput {
   };
 }
 
-/** Items of one SendEmails call; the gateway sends far fewer, this bounds what a direct caller may. */
-const maxSendBatch = 1_000;
-
 export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Logger }): ServiceImpl<typeof EmailsService> {
   const { emails, sends } = deps;
 
@@ -128,12 +125,7 @@ export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Lo
 
     /** Every item runs as its own SendEmail at once; their upserts, checks and enqueues share statements. */
     async sendEmails(request, context) {
-      const outcomes = await settleItems(request.requests, sendEmail, { max: maxSendBatch, logger: deps.logger, procedure: context.url });
-      return {
-        results: outcomes.map((outcome) => ({
-          outcome: "ok" in outcome ? { case: "sent", value: outcome.ok } : { case: "failed", value: outcome.failed },
-        })),
-      };
+      return { results: await settleItems(request.requests, sendEmail, { okCase: "sent", logger: deps.logger, procedure: context.url }) };
     },
 
     async enqueueEmail(request) {

@@ -19,9 +19,6 @@ const upsertBatchSize = 256;
 export function createContactUpserts(contacts: Client<typeof ContactsService>): UpsertContact {
   return createCoalescer<MessageInitShape<typeof UpsertContactRequestSchema>, UpsertContactResponse>({
     maxBatch: upsertBatchSize,
-    call: async (batch) =>
-      (await contacts.upsertContacts({ contacts: batch })).results.map(({ outcome }) =>
-        outcome.case === "upserted" ? { ok: outcome.value } : { failed: outcome.value },
-      ),
+    call: async (batch) => (await contacts.upsertContacts({ contacts: batch })).results,
   });
 }

@@ -34,10 +34,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
   // Concurrent /v1/track requests share TrackEvents calls.
   const trackEvent = createCoalescer<MessageInitShape<typeof TrackEventRequestSchema>, TrackEventResponse>({
     maxBatch: trackBatchSize,
-    call: async (batch) =>
-      (await events.trackEvents({ events: batch })).results.map(({ outcome }) =>
-        outcome.case === "tracked" ? { ok: outcome.value } : { failed: outcome.value },
-      ),
+    call: async (batch) => (await events.trackEvents({ events: batch })).results,
   });
 
   async function track(

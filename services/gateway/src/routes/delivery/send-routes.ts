@@ -76,10 +76,7 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
   // Concurrent sends share SendEmails calls; one with attachments (up to 40 MB) goes alone.
   const sendCoalesced = createCoalescer<MessageInitShape<typeof SendEmailRequestSchema>, SendEmailResponse>({
     maxBatch: sendBatchSize,
-    call: async (batch) =>
-      (await emails.sendEmails({ requests: batch })).results.map(({ outcome }) =>
-        outcome.case === "sent" ? { ok: outcome.value } : { failed: outcome.value },
-      ),
+    call: async (requests) => (await emails.sendEmails({ requests })).results,
   });
 
   api.post(
