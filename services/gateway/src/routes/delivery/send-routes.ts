@@ -73,11 +73,14 @@ function decodeAttachment(content: string, index: number): Uint8Array {
 export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { emails } = deps.upstreams;
-  // Concurrent sends share SendEmails calls; one with attachments (up to 40 MB) goes alone.
-  const sendCoalesced = createCoalescer<MessageInitShape<typeof SendEmailRequestSchema>, SendEmailResponse>({
+  type SendRequest = MessageInitShape<typeof SendEmailRequestSchema>;
+  const sendCoalesced = createCoalescer<SendRequest, SendEmailResponse>({
     maxBatch: sendBatchSize,
     call: async (requests) => (await emails.sendEmails({ requests })).results,
   });
+  // Concurrent sends to one recipient share SendEmails calls. A batch answers when its slowest item is
+  // done, so a send that takes longer (several recipients in turn, attachments of up to 40 MB) goes alone.
+  const sendAlone = (request: SendRequest) => emails.sendEmail(request);
 
   api.post(
     "/v1/send",
@@ -100,12 +103,12 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
         content: decodeAttachment(attachment.content, index),
         contentType: attachment.contentType,
       }));
-      const send =
-        attachments.length > 0 ? (request: MessageInitShape<typeof SendEmailRequestSchema>) => emails.sendEmail(request) : sendCoalesced;
+      const to = (Array.isArray(body.to) ? body.to : [body.to]).map(mailboxOf);
+      const send = to.length === 1 && attachments.length === 0 ? sendCoalesced : sendAlone;
       const answer = await send({
         projectId: projectOf(request),
         idempotencyKey: typeof header === "string" ? header : "",
-        to: (Array.isArray(body.to) ? body.to : [body.to]).map(mailboxOf),
+        to,
         subject: body.subject,
         body: body.body,
         templateId: body.template ?? "",
