@@ -50,7 +50,7 @@ export async function settleItems<T, R, const Case extends string>(
 }
 
 /** The ConnectError a single call would have raised for this item failure. */
-export function itemFailureToConnect(failure: ItemFailureShape): ConnectError {
+function itemFailureToConnect(failure: ItemFailureShape): ConnectError {
   const { code, message, detail } = failure;
   return new ConnectError(message, code, undefined, detail ? [{ desc: ErrorDetailSchema, value: detail }] : []);
 }
