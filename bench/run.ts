@@ -140,6 +140,11 @@ const stack = await startStack(
     SMTP_URL: sink.url,
     SEND_RATE_PER_SECOND: process.env.BENCH_SEND_RATE ?? "100000",
     SEND_PROJECT_RATE_PER_SECOND: "100000",
+    // The sink takes any number of connections, as a relay that allows them does (the defaults, 20 and 100,
+    // suit a relay that limits each client): on this busy machine each SMTP transaction waits on two event
+    // loops, so more connections at once send more (docs/benchmarks.md, 2026-11-25).
+    SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_CONNECTIONS ?? "50",
+    SEND_CONCURRENCY: process.env.SEND_CONCURRENCY ?? "250",
     // The same consumer groups in every run: a new group would start by reading every earlier run's
     // events (identity meters from the beginning of the topic), CPU the measured paths share.
     KAFKA_GROUP_PREFIX: "bench.",
