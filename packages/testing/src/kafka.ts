@@ -1,8 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { type Consumer, Kafka, logLevel } from "kafkajs";
+import { type Admin, type Consumer, Kafka, logLevel } from "kafkajs";
 
 export function createTestKafka(brokers: string[]): Kafka {
   return new Kafka({ clientId: `test-${randomUUID()}`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+}
+
+/**
+ * Commits a new consumer group's offsets at the current end of the topic, so that a consumer started in it reads
+ * what is published from now on and nothing before. A test's consumer with a group of its own would otherwise read
+ * the topic from its beginning, every event that earlier tests of the run left there (thousands, on
+ * herald.email-activity.v1), before the test's own.
+ */
+export async function startGroupAtEnd(admin: Admin, groupId: string, topic: string): Promise<void> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.setOffsets({ groupId, topic, partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })) });
 }
 
 export interface CollectedMessage {

@@ -7,7 +7,7 @@ import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { SegmentType } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { createTestKafka } from "@herald/testing";
+import { createTestKafka, startGroupAtEnd } from "@herald/testing";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type ContactsHarness, eventually, newProjectId, outboxOf, randomEmail, startContacts } from "../test-support/contacts-harness.js";
@@ -110,17 +110,20 @@ describe("the email-activity consumer", () => {
     const admin = testKafka.admin();
     await admin.connect();
     await ensureTopics(admin, [topics.emailActivity]);
+    // A group of its own: the shared stack's contacts service consumes this topic too, for its own database. It
+    // starts at the topic's end: what the test publishes, not what earlier tests of the run left there.
+    const groupId = `contacts.email-activity.test-${randomUUID()}`;
+    await startGroupAtEnd(admin, groupId, topics.emailActivity);
     await admin.disconnect();
     producer = testKafka.producer();
     await producer.connect();
-    // A group of its own: the shared stack's contacts service consumes this topic too, for its own database.
     consumer = createEmailActivityConsumer({
       kafka: createKafka({ clientId: "contacts-email-activity-test", brokers: herald.kafkaBrokers }),
       db: harness.db,
       logger: createLogger({ name: "email-activity-test", level: "silent" }),
       nudgeOutbox: () => nudges++,
       contactsChanged: watch.contactsChanged,
-      groupId: `contacts.email-activity.test-${randomUUID()}`,
+      groupId,
       fromBeginning: true,
       // Small, so that one Kafka batch spans several transactions.
       chunkSize: 3,

@@ -5,7 +5,7 @@ import { Code } from "@connectrpc/connect";
 import { createEnvelope, createKafka, type EventEnvelope, encodeEnvelope, ensureTopics, topics } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { waitUntil } from "@herald/testing";
+import { startGroupAtEnd, waitUntil } from "@herald/testing";
 import type { Kafka, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { dayOf } from "../domain/billing-period.js";
@@ -25,15 +25,18 @@ describe("the email-activity consumer", () => {
     const admin = kafka.admin();
     await admin.connect();
     await ensureTopics(admin, [topics.emailActivity]);
+    // A group of its own: the shared stack's identity consumes this topic too, for its own database. It starts
+    // at the topic's end: what the test publishes, not what earlier tests of the run left there.
+    const groupId = `identity.email-activity.test-${randomUUID()}`;
+    await startGroupAtEnd(admin, groupId, topics.emailActivity);
     await admin.disconnect();
     producer = kafka.producer();
     await producer.connect();
-    // A group of its own: the shared stack's identity consumes this topic too, for its own database.
     consumer = createEmailActivityConsumer({
       kafka,
       db: identity.db,
       logger: createLogger({ name: "activity-test", level: "silent" }),
-      groupId: `identity.email-activity.test-${randomUUID()}`,
+      groupId,
       fromBeginning: true,
     });
     await consumer.start();
