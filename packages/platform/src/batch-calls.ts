@@ -5,7 +5,7 @@ import { type Context, context } from "@opentelemetry/api";
 import { toConnectError } from "./interceptors.js";
 import type { Logger } from "./logger.js";
 
-/** One item's error in a batch call (herald.common.v1.ItemFailure, or a message of the same fields). */
+/** One item's error in a batch call: the fields of herald.common.v1.ItemFailure. */
 export interface ItemFailureShape {
   code: number;
   message: string;
