@@ -1,5 +1,4 @@
-import { createPrivateKey, type KeyObject } from "node:crypto";
-import { buffer } from "node:stream/consumers";
+import { createPrivateKey, type KeyObject, randomUUID } from "node:crypto";
 import { createTransport, type NodemailerError, type SendMailOptions } from "nodemailer";
 import DKIM from "nodemailer/lib/dkim";
 import MailComposer from "nodemailer/lib/mail-composer";
@@ -138,15 +137,22 @@ export function classifySmtpError(error: unknown): SendFailure {
  * after the relay said DATA, and a connection's turn would last that CPU work on top of its round trips.
  */
 async function signedMessageOf(message: SendMailOptions, dkim: DkimSigningKey, privateKey: KeyObject) {
-  // Content is always given inline: never let a message read a local file or fetch a URL.
-  const node = new MailComposer({ ...message, disableFileAccess: true, disableUrlAccess: true }).compile();
+  const node = new MailComposer({
+    ...message,
+    // Content is always given inline: never let a message read a local file or fetch a URL.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    // Otherwise each MIME part draws its own 8 random bytes: a UUID comes from a buffered pool.
+    baseBoundary: randomUUID(),
+  }).compile();
   const signer = new DKIM({
     domainName: dkim.domainName,
     keySelector: dkim.keySelector,
     privateKey,
     headerFieldNames: dkimSignedHeaderFields,
   });
-  return { raw: await buffer(signer.sign(await node.build())), envelope: message.envelope ?? node.getEnvelope() };
+  const chunks: Buffer[] = await signer.sign(await node.build()).toArray();
+  return { raw: Buffer.concat(chunks), envelope: message.envelope ?? node.getEnvelope() };
 }
 
 /**
@@ -173,7 +179,14 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
     try {
       const message = toNodemailerMessage(email);
       const { raw, envelope } = await signedMessageOf(message, dkim, signingKeys.get(dkim));
-      const info = await transport.sendMail({ envelope, raw, xMailer: false, signal: AbortSignal.timeout(sendTimeoutMs) });
+      // The Message-ID given again: nodemailer would otherwise generate one for the raw message, to throw away.
+      const info = await transport.sendMail({
+        envelope,
+        raw,
+        messageId: message.messageId,
+        xMailer: false,
+        signal: AbortSignal.timeout(sendTimeoutMs),
+      });
       return { providerMessageId: message.messageId, response: info.response ?? "" };
     } catch (error) {
       throw classifySmtpError(error);
