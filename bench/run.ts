@@ -130,6 +130,12 @@ const infra = await ensureInfrastructure({ root: repoRoot, log: (message) => con
 await prepareTemplateDatabase({ databaseUrl: infra.databaseUrl, migrate: migrateAllServices });
 const database = await createTestDatabase(infra.databaseUrl);
 const [dns, sink] = await Promise.all([startTestDnsServer(), startTestSmtpSink()]);
+/** What the bench started besides the stack, stopped however the run ends. */
+async function stopInfrastructure(): Promise<void> {
+  await Promise.all([dns.stop(), sink.stop()]);
+  await database.drop();
+  await infra.stop();
+}
 // The per-project limits (1000 requests/min, 1000 emails/s) would measure the limiters, not the paths.
 const stack = await startStack(
   { databaseUrl: database.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers },
@@ -149,7 +155,10 @@ const stack = await startStack(
     // events (identity meters from the beginning of the topic), CPU the measured paths share.
     KAFKA_GROUP_PREFIX: "bench.",
   },
-);
+).catch(async (error: unknown) => {
+  await stopInfrastructure();
+  throw error;
+});
 /** `npm run bench -- track segments` runs only the named groups; no names runs them all. */
 const chosen = process.argv.slice(2);
 const wanted = (group: string) => chosen.length === 0 || chosen.includes(group);
@@ -195,7 +204,5 @@ try {
   }
 } finally {
   await stack.stop();
-  await Promise.all([dns.stop(), sink.stop()]);
-  await database.drop();
-  await infra.stop();
+  await stopInfrastructure();
 }

@@ -84,7 +84,15 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
     ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
   };
-  const started = await Promise.all(serviceNames.map((name, index) => startService(name, infra, ports[index], shared)));
+  const starting = await Promise.allSettled(serviceNames.map((name, index) => startService(name, infra, ports[index], shared)));
+  const started = starting.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const stopServices = () => Promise.all(started.map(({ process }) => process.stop()));
+  const failed = starting.find((result) => result.status === "rejected");
+  if (failed) {
+    // A stack that did not start leaves no process behind: a bench or test run that gave up would leave them serving.
+    await stopServices();
+    throw failed.reason;
+  }
   const gateway = spawnService({
     name: "gateway",
     entry: entryOf("gateway"),
@@ -97,15 +105,15 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     },
   });
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const stop = async () => {
+    await gateway.stop();
+    await stopServices();
+  };
   await waitUntil(async () => (await fetch(`${gatewayUrl}/health`)).status === 200, {
     describe: () => `gateway did not become healthy:\n${gateway.output()}`,
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
   });
-  return {
-    gatewayUrl,
-    serviceUrls,
-    async stop() {
-      await gateway.stop();
-      await Promise.all(started.map(({ process }) => process.stop()));
-    },
-  };
+  return { gatewayUrl, serviceUrls, stop };
 }
