@@ -46,7 +46,10 @@ export async function recordOutcomes(pool: pg.Pool, writes: readonly OutcomeWrit
         locked_until = NULL,
         updated_at = now()
       FROM v
-      WHERE e.id = v.id AND (e.status = 'SENDING' OR (v.status = 'SENT' AND e.status = 'PENDING'))
+      -- A CASE, not an OR: from (e.status = 'SENDING' OR (... AND e.status = 'PENDING')) the planner derives a
+      -- condition on status alone, and while its statistics still see few emails waiting (a burst just
+      -- enqueued, or a new table) it scans every waiting email through the status index to find a few.
+      WHERE e.id = v.id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
       RETURNING e.id
     ),
     suppressed AS (
