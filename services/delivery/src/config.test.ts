@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { ConfigError } from "@herald/platform";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config.js";
@@ -48,6 +49,14 @@ describe("delivery configuration", () => {
     expect(() => loadConfig({ SMTP_URL: "http://relay.example" })).toThrow(/SMTP_URL/);
     expect(() => loadConfig({ SEND_LEASE_MS: "60000" })).toThrow(/SEND_LEASE_MS: must be at least twice SEND_TIMEOUT_MS/);
     expect(loadConfig({ SEND_LEASE_MS: "5000", SEND_TIMEOUT_MS: "2000" }).SEND_LEASE_MS).toBe(5_000);
+  });
+
+  it("builds messages on one fewer threads than there are cores (at least one), or on the event loop with 0", () => {
+    expect(loadConfig({}).SEND_BUILD_THREADS).toBe(Math.max(1, availableParallelism() - 1));
+    expect(loadConfig({ SEND_BUILD_THREADS: "0" }).SEND_BUILD_THREADS).toBe(0);
+    expect(loadConfig({ SEND_BUILD_THREADS: "3" }).SEND_BUILD_THREADS).toBe(3);
+    expect(() => loadConfig({ SEND_BUILD_THREADS: "-1" })).toThrow(/SEND_BUILD_THREADS/);
+    expect(() => loadConfig({ SEND_BUILD_THREADS: "two" })).toThrow(/SEND_BUILD_THREADS/);
   });
 
   it("chooses SMTP by default and SES with MAIL_PROVIDER=ses, which stops without SES_REGION", () => {

@@ -78,9 +78,14 @@ try {
   const renderer = createRenderer();
   const templates = createTemplates({ db, renderer });
   const provider = config.ses
-    ? createSesProvider({ ...config.ses, sendTimeoutMs: config.SEND_TIMEOUT_MS })
+    ? createSesProvider({ ...config.ses, sendTimeoutMs: config.SEND_TIMEOUT_MS, buildThreads: config.SEND_BUILD_THREADS })
     : config.SMTP_URL
-      ? createSmtpProvider({ url: config.SMTP_URL, maxConnections: config.SMTP_MAX_CONNECTIONS, sendTimeoutMs: config.SEND_TIMEOUT_MS })
+      ? createSmtpProvider({
+          url: config.SMTP_URL,
+          maxConnections: config.SMTP_MAX_CONNECTIONS,
+          sendTimeoutMs: config.SEND_TIMEOUT_MS,
+          buildThreads: config.SEND_BUILD_THREADS,
+        })
       : undefined;
   // SES reports its bounces through SNS (POST /webhooks/ses) and sets its own envelope sender.
   if (config.BOUNCE_DOMAIN && config.MAIL_PROVIDER === "ses") {

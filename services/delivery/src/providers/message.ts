@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { compile } from "html-to-text";
 import type { SendMailOptions } from "nodemailer";
 
 export interface Mailbox {
@@ -120,29 +119,16 @@ function listUnsubscribeValue(listUnsubscribe: { url: string; mailto?: string })
   return uris.map((uri) => `<${uri}>`).join(", ");
 }
 
-/** Compiled once: compiling the options on every call cost as much as converting a receipt. */
-const toPlainText = compile({
-  wordwrap: 78,
-  selectors: [
-    { selector: "img", format: "skip" },
-    { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
-  ],
-});
-
-/** The plain-text alternative: links as `text [url]`, images (the open pixel among them) left out. */
-export function plainTextOf(html: string): string {
-  return toPlainText(html);
-}
-
 export function newMessageId(domain: string): string {
   return `<${randomUUID()}@${requireSingleLine("messageIdDomain", domain)}>`;
 }
 
 /**
- * The nodemailer message of an email, without its DKIM options. Every header is checked for line
+ * The nodemailer message of an email, without its plain-text part and its DKIM options, which are
+ * added where it is built (signed-message.ts). Every header is checked for line
  * breaks here again, although /v1/send validates them: this is the last place before the wire.
  */
-export function toNodemailerMessage(email: OutgoingEmail): SendMailOptions & { messageId: string } {
+export function toNodemailerMessage(email: OutgoingEmail): SendMailOptions & { messageId: string; html: string } {
   const headers: Record<string, string> = { ...customHeaders(email.headers ?? {}) };
   headers[emailIdHeader] = requireSingleLine("emailId", email.emailId);
   if (email.listUnsubscribe) {
@@ -156,7 +142,6 @@ export function toNodemailerMessage(email: OutgoingEmail): SendMailOptions & { m
     ...(email.replyTo ? { replyTo: mailbox("replyTo", email.replyTo) } : {}),
     subject: requireSingleLine("subject", email.subject),
     html: email.html,
-    text: plainTextOf(email.html),
     headers,
     attachments: (email.attachments ?? []).map((attachment, index) => ({
       filename: requireSingleLine(`attachments[${index}].filename`, attachment.filename),

@@ -1,7 +1,7 @@
 import { SESv2Client, SESv2ServiceException, SendEmailCommand } from "@aws-sdk/client-sesv2";
-import { createTransport } from "nodemailer";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
+import { createMessageBuilder } from "./message-builder.js";
 import { dkimSignedHeaderFields, SigningKeys } from "./smtp-provider.js";
 
 export interface SesProviderOptions {
@@ -16,6 +16,8 @@ export interface SesProviderOptions {
   connectionTimeoutMs?: number;
   /** One whole SendEmail call: the request, its retries (none: the queue retries) and the answer. */
   sendTimeoutMs?: number;
+  /** Worker threads that build and sign messages; 0: the event loop's own thread (message-builder.ts). */
+  buildThreads?: number;
 }
 
 /**
@@ -99,7 +101,7 @@ export function classifySesError(error: unknown): SendFailure {
 
 /**
  * The SES provider: SESv2 SendEmail with the raw message, built and DKIM-signed with the domain's own key by
- * the same nodemailer pipeline as the SMTP provider, so both send the same headers, parts and signature.
+ * the same builder as the SMTP provider, so both send the same headers, parts and signature.
  * The SDK does not retry: the send queue's backoff is the one retry policy, and each attempt is on the record.
  */
 export function createSesProvider(options: SesProviderOptions): MailProvider {
@@ -110,31 +112,18 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
     maxAttempts: 1,
     requestHandler: { connectionTimeout: options.connectionTimeoutMs ?? 10_000, requestTimeout: options.sendTimeoutMs ?? 60_000 },
   });
-  // Builds the message and stops there: the same composer, DKIM signer and line ends as the SMTP transport.
-  const composer = createTransport({
-    streamTransport: true,
-    buffer: true,
-    newline: "windows",
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
   const sendTimeoutMs = options.sendTimeoutMs ?? 60_000;
   const signingKeys = new SigningKeys(1_000);
-
-  async function rawMessageOf(email: OutgoingEmail, dkim: DkimSigningKey): Promise<{ raw: Buffer; messageId: string }> {
-    const message = toNodemailerMessage(email);
-    const privateKey = signingKeys.get(dkim);
-    const info = await composer.sendMail({
-      ...message,
-      dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey, headerFieldNames: sesDkimSignedHeaderFields },
-    });
-    if (!Buffer.isBuffer(info.message)) throw new Error("nodemailer did not buffer the message");
-    return { raw: info.message, messageId: message.messageId };
-  }
+  const builder = createMessageBuilder(options.buildThreads ?? 0);
 
   async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
     try {
-      const { raw, messageId } = await rawMessageOf(email, dkim);
+      const message = toNodemailerMessage(email);
+      const { raw } = await builder.build({
+        message,
+        dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
+        headerFieldNames: sesDkimSignedHeaderFields,
+      });
       const answer = await client.send(
         new SendEmailCommand({
           FromEmailAddress: email.from.email,
@@ -146,7 +135,7 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
       );
       const sesMessageId = answer.MessageId ?? "";
       // SES's MessageId is what its bounce, complaint and delivery events quote; our Message-ID stays on the email row.
-      return { providerMessageId: sesMessageId, response: `SES accepted ${sesMessageId} (Message-ID ${messageId})` };
+      return { providerMessageId: sesMessageId, response: `SES accepted ${sesMessageId} (Message-ID ${message.messageId})` };
     } catch (error) {
       throw classifySesError(error);
     }
@@ -158,7 +147,7 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
     async close() {
       await sends.drain();
       client.destroy();
-      composer.close();
+      await builder.close();
     },
   };
 }

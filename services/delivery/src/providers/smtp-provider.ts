@@ -1,9 +1,8 @@
-import { createPrivateKey, type KeyObject, randomUUID } from "node:crypto";
-import { createTransport, type NodemailerError, type SendMailOptions } from "nodemailer";
-import DKIM from "nodemailer/lib/dkim";
-import MailComposer from "nodemailer/lib/mail-composer";
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import { createTransport, type NodemailerError } from "nodemailer";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
+import { createMessageBuilder } from "./message-builder.js";
 
 export interface SmtpProviderOptions {
   /** `smtp://user:pass@host:port` (STARTTLS when the server offers it) or `smtps://…` (TLS from the first byte). */
@@ -18,6 +17,8 @@ export interface SmtpProviderOptions {
   socketTimeoutMs?: number;
   /** One whole send, queueing in the pool included: bounds a relay that trickles its replies, which no socket timeout notices. */
   sendTimeoutMs?: number;
+  /** Worker threads that build and sign messages; 0: the event loop's own thread (message-builder.ts). */
+  buildThreads?: number;
 }
 
 /**
@@ -132,32 +133,11 @@ export function classifySmtpError(error: unknown): SendFailure {
 }
 
 /**
- * The message as it goes on the wire, built and DKIM-signed before it waits for a pooled connection:
- * given to nodemailer to build and sign, it would be built and signed while it holds the connection,
- * after the relay said DATA, and a connection's turn would last that CPU work on top of its round trips.
- */
-async function signedMessageOf(message: SendMailOptions, dkim: DkimSigningKey, privateKey: KeyObject) {
-  const node = new MailComposer({
-    ...message,
-    // Content is always given inline: never let a message read a local file or fetch a URL.
-    disableFileAccess: true,
-    disableUrlAccess: true,
-    // Otherwise each MIME part draws its own 8 random bytes: a UUID comes from a buffered pool.
-    baseBoundary: randomUUID(),
-  }).compile();
-  const signer = new DKIM({
-    domainName: dkim.domainName,
-    keySelector: dkim.keySelector,
-    privateKey,
-    headerFieldNames: dkimSignedHeaderFields,
-  });
-  const chunks: Buffer[] = await signer.sign(await node.build()).toArray();
-  return { raw: Buffer.concat(chunks), envelope: message.envelope ?? node.getEnvelope() };
-}
-
-/**
  * The SMTP provider: a pool of connections to the relay of `SMTP_URL`, every message DKIM-signed with
- * its own domain's key. Building and signing run on this thread (RSA-2048 costs about 1 ms a message).
+ * its own domain's key. Each message is built and signed before it waits for a pooled connection (in
+ * the build threads when there are any): given to nodemailer to build and sign, it would be built
+ * while it holds the connection, after the relay said DATA, and a connection's turn would last that
+ * CPU work on top of its round trips.
  */
 export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
   const transport = createTransport({
@@ -174,11 +154,16 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
   });
   const sendTimeoutMs = options.sendTimeoutMs ?? 120_000;
   const signingKeys = new SigningKeys(1_000);
+  const builder = createMessageBuilder(options.buildThreads ?? 0);
 
   async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
     try {
       const message = toNodemailerMessage(email);
-      const { raw, envelope } = await signedMessageOf(message, dkim, signingKeys.get(dkim));
+      const { raw, envelope } = await builder.build({
+        message,
+        dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
+        headerFieldNames: dkimSignedHeaderFields,
+      });
       // The Message-ID given again: nodemailer would otherwise generate one for the raw message, to throw away.
       const info = await transport.sendMail({
         envelope,
@@ -199,6 +184,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
     async close() {
       await sends.drain();
       transport.close();
+      await builder.close();
     },
   };
 }
