@@ -1,5 +1,5 @@
 import { Piscina } from "piscina";
-import { type BuildRequest, type BuiltMessage, buildSignedMessage } from "./signed-message.js";
+import { type BuildRequest, type BuiltMessage, bufferOf, buildSignedMessage } from "./signed-message.js";
 
 export interface MessageBuilder {
   /** The message built and DKIM-signed, as it goes on the wire. */
@@ -10,8 +10,6 @@ export interface MessageBuilder {
 
 // Compiled, the entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
 const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./signed-message.ts" : "./signed-message.js", import.meta.url);
-
-const asBuffer = (raw: Uint8Array) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
 
 /**
  * Where messages are built and signed: `threads` worker threads (piscina), or with 0 the calling
@@ -25,7 +23,7 @@ export function createMessageBuilder(threads: number): MessageBuilder {
     return {
       async build(request) {
         const { raw, envelope } = await buildSignedMessage(request);
-        return { raw: asBuffer(raw), envelope };
+        return { raw: bufferOf(raw), envelope };
       },
       async close() {},
     };
@@ -42,7 +40,7 @@ export function createMessageBuilder(threads: number): MessageBuilder {
   return {
     async build(request) {
       const { raw, envelope } = await pool.run(request);
-      return { raw: asBuffer(raw), envelope };
+      return { raw: bufferOf(raw), envelope };
     },
     close: () => pool.close(),
   };

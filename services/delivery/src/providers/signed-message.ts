@@ -37,11 +37,9 @@ export function plainTextOf(html: string): string {
 
 const signatureField = Buffer.from("DKIM-Signature: ");
 
-/** A Buffer again: content that crossed to a thread arrives as a plain Uint8Array, which nodemailer does not take. */
-const asBuffer = <T>(content: T): T | Buffer =>
-  content instanceof Uint8Array && !Buffer.isBuffer(content)
-    ? Buffer.from(content.buffer, content.byteOffset, content.byteLength)
-    : content;
+/** A Buffer again: bytes that crossed between threads arrive as a plain Uint8Array, which nodemailer does not take. */
+export const bufferOf = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /**
  * Builds the message with nodemailer's composer and signs it with nodemailer's DKIM signer: the
@@ -52,7 +50,10 @@ export async function buildSignedMessage({ message, dkim, headerFieldNames }: Bu
   const node = new MailComposer({
     ...message,
     text: plainTextOf(message.html),
-    attachments: (message.attachments ?? []).map((attachment) => ({ ...attachment, content: asBuffer(attachment.content) })),
+    attachments: (message.attachments ?? []).map((attachment) => ({
+      ...attachment,
+      content: attachment.content instanceof Uint8Array ? bufferOf(attachment.content) : attachment.content,
+    })),
     // Content is always given inline: never let a message read a local file or fetch a URL.
     disableFileAccess: true,
     disableUrlAccess: true,
