@@ -21,10 +21,11 @@ const burst = 2_000;
 const concurrency = 20;
 
 /**
- * A delivery process of its own (its own database, SMTP sink and DNS server), killed with
- * SIGKILL in the middle of a burst and started again: what a crash of a real pod does.
+ * A delivery process of its own (its own database, SMTP sink and DNS server), stopped in the
+ * middle of a burst and started again: by SIGTERM, as Kubernetes stops a pod in a rollout, and
+ * by SIGKILL, what a crash of a real pod does.
  */
-describe("delivery killed in the middle of a 2,000-email burst", () => {
+describe("delivery stopped in the middle of a 2,000-email burst", () => {
   const herald = inject("herald");
   let database: TestDatabase;
   let sink: TestSmtpSink;
@@ -33,7 +34,7 @@ describe("delivery killed in the middle of a 2,000-email burst", () => {
   let url: string;
   let port: number;
 
-  /** After the kill, Kafka holds the dead process's consumer-group membership until its session lapses (30 s). */
+  /** After a kill, Kafka holds the dead process's consumer-group membership until its session lapses (30 s). */
   const start = async (timeoutMs?: number) => {
     const started = await startService(
       "delivery",
@@ -56,6 +57,72 @@ describe("delivery killed in the middle of a 2,000-email burst", () => {
     url = started.url;
   };
 
+  const transport = () => createRpcTransport({ baseUrl: url, timeoutMs: 30_000 });
+
+  /** A new project with a verified sending domain; its burst goes to recipients at `<run>.example`. */
+  async function enqueueBurst(run: string): Promise<{ projectId: string; ids: string[] }> {
+    const domains: Client<typeof DomainsService> = createClient(DomainsService, transport());
+    const projectId = randomUUID();
+    const created = await domains.createDomain({ projectId, domain: `${run}-${randomUUID().slice(0, 8)}.herald.test` });
+    const dkim = created.domain?.records.find((record) => record.name.includes("._domainkey."));
+    if (!created.domain || !dkim) throw new Error("the domain has no DKIM record");
+    dns.setTxt(dkim.name, [dkim.value]);
+    expect((await domains.verifyDomain({ projectId, id: created.domain.id })).domain?.verified).toBe(true);
+
+    const emails = createClient(EmailsService, transport());
+    const ids: string[] = [];
+    for (let first = 0; first < burst; first += 100) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, offset) =>
+          emails.enqueueEmail({
+            projectId,
+            idempotencyKey: `${run}-${first + offset}`,
+            to: { email: `r${first + offset}@${run}.example`, name: "" },
+            from: { email: `hello@${created.domain?.domain}`, name: "" },
+            subject: `Email ${first + offset}`,
+            html: `<p>Email ${first + offset}</p>`,
+          }),
+        ),
+      );
+      ids.push(...answers.map((answer) => answer.emailId));
+    }
+    return { projectId, ids };
+  }
+
+  /** The messages of the burst to `<run>.example`, by recipient, each as the Message-IDs of its copies. */
+  function copiesByRecipient(run: string): Map<string, string[]> {
+    const byRecipient = new Map<string, string[]>();
+    for (const message of sink.messages()) {
+      const recipient = message.to[0] ?? "";
+      if (!recipient.endsWith(`@${run}.example`)) continue;
+      const messageId = /^Message-ID:\s*(\S+)/im.exec(message.raw)?.[1] ?? "";
+      byRecipient.set(recipient, [...(byRecipient.get(recipient) ?? []), messageId]);
+    }
+    return byRecipient;
+  }
+
+  /** Stops delivery once a quarter of the burst arrived, starts it again, and waits for every recipient. */
+  async function stopMidBurstAndRestart(run: string, signal: NodeJS.Signals, restartTimeoutMs?: number): Promise<number> {
+    await waitUntil(async () => copiesByRecipient(run).size >= burst / 4, { timeoutMs: 60_000, describe: () => "the burst did not start" });
+    const exitCode = await delivery?.stop(signal);
+    const arrivedAtStop = copiesByRecipient(run).size;
+    expect(arrivedAtStop).toBeLessThan(burst);
+    if (signal === "SIGTERM") expect(exitCode).toBe(0);
+
+    await start(restartTimeoutMs);
+    await waitUntil(async () => copiesByRecipient(run).size >= burst, {
+      timeoutMs: 120_000,
+      describe: () => `${copiesByRecipient(run).size} of ${burst} recipients reached`,
+    });
+    return arrivedAtStop;
+  }
+
+  async function expectAllSent(projectId: string, ids: string[]): Promise<void> {
+    const emails = createClient(EmailsService, transport());
+    const statuses = await Promise.all(ids.map((id) => emails.getEmail({ projectId, id })));
+    expect(statuses.filter((answer) => answer.email?.status !== EmailStatus.SENT)).toEqual([]);
+  }
+
   beforeAll(async () => {
     [database, sink, dns, port] = await Promise.all([
       createTestDatabase(herald.databaseUrl),
@@ -72,64 +139,30 @@ describe("delivery killed in the middle of a 2,000-email burst", () => {
     await database?.drop();
   });
 
-  it("sends every accepted email, duplicating at most those in flight at the kill, each copy with the same Message-ID", async () => {
-    const transport = () => createRpcTransport({ baseUrl: url, timeoutMs: 30_000 });
-    const domains: Client<typeof DomainsService> = createClient(DomainsService, transport());
-    const projectId = randomUUID();
-    const created = await domains.createDomain({ projectId, domain: `crash-${randomUUID().slice(0, 8)}.herald.test` });
-    const dkim = created.domain?.records.find((record) => record.name.includes("._domainkey."));
-    if (!created.domain || !dkim) throw new Error("the domain has no DKIM record");
-    dns.setTxt(dkim.name, [dkim.value]);
-    expect((await domains.verifyDomain({ projectId, id: created.domain.id })).domain?.verified).toBe(true);
+  it("sends every accepted email exactly once across a graceful restart (SIGTERM)", async () => {
+    const { projectId, ids } = await enqueueBurst("rollout");
+    const arrivedAtStop = await stopMidBurstAndRestart("rollout", "SIGTERM");
+    await expectAllSent(projectId, ids);
 
-    const emails = createClient(EmailsService, transport());
-    const ids: string[] = [];
-    for (let start = 0; start < burst; start += 100) {
-      const answers = await Promise.all(
-        Array.from({ length: 100 }, (_, offset) =>
-          emails.enqueueEmail({
-            projectId,
-            idempotencyKey: `crash-${start + offset}`,
-            to: { email: `r${start + offset}@crash.example`, name: "" },
-            from: { email: `hello@${created.domain?.domain}`, name: "" },
-            subject: `Email ${start + offset}`,
-            html: `<p>Email ${start + offset}</p>`,
-          }),
-        ),
-      );
-      ids.push(...answers.map((answer) => answer.emailId));
-    }
+    // The stopping process finished the sends it had begun and recorded them: nothing is sent twice.
+    const copies = [...copiesByRecipient("rollout").values()];
+    expect(copies.length).toBe(burst);
+    expect(copies.filter((messageIds) => messageIds.length > 1)).toEqual([]);
+    console.log(`graceful restart: ${arrivedAtStop} sent before SIGTERM, 0 duplicates`);
+  }, 240_000);
 
-    // Kill it mid-burst, without any chance to finish what it holds.
-    await waitUntil(async () => sink.messages().length >= burst / 4, { timeoutMs: 60_000, describe: () => "the burst did not start" });
-    await delivery?.stop("SIGKILL");
-    const arrivedAtKill = sink.messages().length;
-    expect(arrivedAtKill).toBeLessThan(burst);
-
-    await start(90_000);
-    await waitUntil(async () => new Set(sink.messages().map((message) => message.to[0])).size >= burst, {
-      timeoutMs: 120_000,
-      describe: () => `${new Set(sink.messages().map((message) => message.to[0])).size} of ${burst} recipients reached`,
-    });
-
-    const restarted = createClient(EmailsService, transport());
-    const statuses = await Promise.all(ids.map((id) => restarted.getEmail({ projectId, id })));
-    expect(statuses.filter((answer) => answer.email?.status !== EmailStatus.SENT)).toEqual([]);
+  it("sends every accepted email after a kill (SIGKILL), duplicating at most those in flight, each copy with the same Message-ID", async () => {
+    const { projectId, ids } = await enqueueBurst("crash");
+    const arrivedAtKill = await stopMidBurstAndRestart("crash", "SIGKILL", 90_000);
+    await expectAllSent(projectId, ids);
 
     // Every recipient got its email; a second copy happens only for a send the kill cut between
     // the relay's acceptance and its record, and carries the first one's Message-ID.
-    const messages = sink.messages();
-    const byRecipient = new Map<string, string[]>();
-    for (const message of messages) {
-      const messageId = /^Message-ID:\s*(\S+)/im.exec(message.raw)?.[1] ?? "";
-      byRecipient.set(message.to[0] ?? "", [...(byRecipient.get(message.to[0] ?? "") ?? []), messageId]);
-    }
-    expect(byRecipient.size).toBe(burst);
-    const duplicated = [...byRecipient.values()].filter((copies) => copies.length > 1);
-    for (const copies of duplicated) expect(new Set(copies).size).toBe(1);
-    expect(messages.length - burst).toBeLessThanOrEqual(concurrency);
-    console.log(
-      `crash test: ${arrivedAtKill} sent before the kill, ${messages.length - burst} duplicates (at most ${concurrency} in flight)`,
-    );
+    const copies = [...copiesByRecipient("crash").values()];
+    expect(copies.length).toBe(burst);
+    for (const messageIds of copies) expect(new Set(messageIds).size).toBe(1);
+    const duplicates = copies.reduce((sum, messageIds) => sum + messageIds.length - 1, 0);
+    expect(duplicates).toBeLessThanOrEqual(concurrency);
+    console.log(`crash test: ${arrivedAtKill} sent before the kill, ${duplicates} duplicates (at most ${concurrency} in flight)`);
   }, 240_000);
 });
