@@ -31,15 +31,35 @@ export function createOutboxRelay(options: {
   logger: Logger;
   batchSize?: number;
   pollIntervalMs?: number;
+  /**
+   * While nudges keep coming, a publish starts at most this long after the one before: the events
+   * of that time go in one batch (one produce request, one DELETE) instead of a few each. A nudge
+   * after a quiet spell publishes at once.
+   */
+  lingerMs?: number;
 }): OutboxRelay {
   const { pool, producer, logger } = options;
   const batchSize = options.batchSize ?? 500;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
+  const lingerMs = options.lingerMs ?? 50;
   let connected = false;
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let nudged = false;
+  /** Sleeping out the linger: a nudge does not cut it short, a stop does. */
+  let lingering = false;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      wake = undefined;
+    });
 
   async function publishBatch(): Promise<number> {
     const client = await pool.connect();
@@ -77,13 +97,25 @@ export function createOutboxRelay(options: {
 
   async function run(): Promise<void> {
     let failures = 0;
+    let startedAt = Number.NEGATIVE_INFINITY;
+    /** The last batch was full: more events wait, and they go at once. */
+    let behind = false;
     while (running) {
+      const lingerLeft = startedAt + lingerMs - performance.now();
+      if (!behind && lingerLeft > 0) {
+        lingering = true;
+        await sleep(lingerLeft);
+        lingering = false;
+        if (!running) return;
+      }
       nudged = false;
+      startedAt = performance.now();
       try {
         const published = await publishBatch();
         if (failures > 0) logger.info({ afterAttempts: failures }, "outbox relay reconnected to Kafka");
         failures = 0;
-        if (published === batchSize) continue;
+        behind = published === batchSize;
+        if (behind) continue;
       } catch (error) {
         failures++;
         if (failures === 1 || failures % 20 === 0) {
@@ -93,15 +125,7 @@ export function createOutboxRelay(options: {
         await producer.disconnect().catch(() => {});
       }
       if (nudged && failures === 0) continue;
-      const delay = failures === 0 ? pollIntervalMs : Math.min(pollIntervalMs * 2 ** failures, 10_000);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
+      await sleep(failures === 0 ? pollIntervalMs : Math.min(pollIntervalMs * 2 ** failures, 10_000));
     }
   }
 
@@ -113,7 +137,7 @@ export function createOutboxRelay(options: {
     },
     nudge() {
       nudged = true;
-      wake?.();
+      if (!lingering) wake?.();
     },
     async flush() {
       let total = 0;

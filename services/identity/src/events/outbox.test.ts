@@ -124,6 +124,40 @@ describe("the transactional outbox", () => {
     }
   }, 150_000);
 
+  it("publishes a stream of nudged events in batches, at most one publish a linger", async () => {
+    const lingerMs = 300;
+    const producer = kafka.producer({ idempotent: true });
+    let publishes = 0;
+    const sendBatch = producer.sendBatch.bind(producer);
+    producer.sendBatch = (batch) => {
+      publishes++;
+      return sendBatch(batch);
+    };
+    const relay = createOutboxRelay({ pool, producer, logger, lingerMs });
+    relay.start();
+    const received = await collectMessages(kafka, topic, (message) => decodeEnvelope(message.value).projectId.startsWith("p-stream-"));
+    try {
+      const events = Array.from({ length: 20 }, (_, index) => lifecycleEvent(`p-stream-${index}`));
+      const started = performance.now();
+      for (const event of events) {
+        await db.$transaction((tx) => writeOutboxEvent(tx, topic, event));
+        relay.nudge();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await waitUntil(async () => (await count(db, "outbox_events")) === 0, { timeoutMs: 30_000 });
+      const elapsed = performance.now() - started;
+
+      const messages = await received.waitFor(20, 30_000);
+      const published = messages.map((message) => decodeEnvelope(message.value).projectId);
+      expect(published).toEqual(events.map((event) => event.projectId));
+      // One publish per nudge without the linger; with it, one at the first nudge and one a linger after each publish.
+      expect(publishes).toBeLessThanOrEqual(Math.ceil(elapsed / lingerMs) + 1);
+    } finally {
+      await relay.stop();
+      await received.stop();
+    }
+  }, 90_000);
+
   it("applies an event delivered twice only once", async () => {
     await db.$executeRaw`INSERT INTO counters (id, n) VALUES ('applied', 0)`;
     const seenTraces: string[] = [];
