@@ -10,9 +10,10 @@ export function schemaOf(databaseUrl: string, serviceName: string): string {
 
 /**
  * Connection settings as separate fields, with the service's schema first on the
- * search path (the Prisma pg adapter mishandles some connection-string options).
+ * search path (the Prisma pg adapter mishandles some connection-string options),
+ * and any other server settings the connections need.
  */
-export function poolConfigOf(databaseUrl: string, schema: string, max = 10): PoolConfig {
+export function poolConfigOf(databaseUrl: string, schema: string, max = 10, settings: Record<string, string> = {}): PoolConfig {
   const url = new URL(databaseUrl);
   return {
     host: decodeURIComponent(url.hostname) || "127.0.0.1",
@@ -21,7 +22,10 @@ export function poolConfigOf(databaseUrl: string, schema: string, max = 10): Poo
     password: url.password ? decodeURIComponent(url.password) : undefined,
     database: decodeURIComponent(url.pathname.slice(1)) || "postgres",
     ssl: url.searchParams.get("sslmode") === "require" ? { rejectUnauthorized: false } : undefined,
-    options: `-c search_path="${schema.replaceAll('"', '""')}"`,
+    options: [
+      `-c search_path="${schema.replaceAll('"', '""')}"`,
+      ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`),
+    ].join(" "),
     max,
   };
 }

@@ -7,6 +7,7 @@ import { createInboundSmtp } from "./bounces/inbound-smtp.js";
 import { createReturnPaths } from "./bounces/return-path.js";
 import { loadConfig } from "./config.js";
 import { createDb } from "./db/client.js";
+import { createOutcomesPool } from "./db/outcomes.js";
 import { createDomainCheck } from "./domains/domain-check.js";
 import { createDomains } from "./domains/domains.js";
 import { createResolver, createTxtLookup } from "./domains/txt-lookup.js";
@@ -45,7 +46,9 @@ try {
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
   });
   const db = createDb(config.DATABASE_URL, schema);
-  const pool = createSqlPool(config.DATABASE_URL, schema, (error) => logger.warn({ err: error }, "an idle database connection failed"));
+  const onIdleError = (error: Error) => logger.warn({ err: error }, "an idle database connection failed");
+  const pool = createSqlPool(config.DATABASE_URL, schema, onIdleError);
+  const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, onIdleError);
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
@@ -98,6 +101,7 @@ try {
   const dispatcher = createDispatcher({
     db,
     pool,
+    outcomesPool,
     logger,
     provider,
     encryptionKey: config.dkimEncryptionKey,
@@ -177,6 +181,7 @@ try {
     () => relay.stop(),
     () => db.$disconnect(),
     () => pool.end(),
+    () => outcomesPool.end(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -13,8 +13,10 @@ import type { OutgoingEmail } from "../providers/message.js";
 
 export interface DispatcherOptions {
   db: Db;
-  /** The connections outcomes are recorded on, without Prisma (db/outcomes.ts). */
+  /** Connections without Prisma, for the claims. */
   pool: pg.Pool;
+  /** The connection outcomes are recorded on (createOutcomesPool). */
+  outcomesPool: pg.Pool;
   logger: Logger;
   /** Undefined when SMTP_URL is unset: the dispatcher then sends nothing and emails wait PENDING. */
   provider: MailProvider | undefined;
@@ -193,7 +195,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function writeBatch(writes: OutcomeWrite[]): Promise<void> {
     for (let tries = 1; ; tries++) {
       try {
-        await recordOutcomes(options.pool, writes);
+        await recordOutcomes(options.outcomesPool, writes);
         options.nudgeOutbox?.();
         return;
       } catch (error) {

@@ -17,7 +17,9 @@ import {
   type TestDatabase,
   type TestSmtpSink,
 } from "@herald/testing";
+import type pg from "pg";
 import { createDb, type Db } from "../db/client.js";
+import { createOutcomesPool } from "../db/outcomes.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { createDomains } from "../domains/domains.js";
 import { createResolver, createTxtLookup } from "../domains/txt-lookup.js";
@@ -90,6 +92,8 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const sink = await startTestSmtpSink();
   const provider = createSmtpProvider({ url: sink.url, maxConnections: 5, sendTimeoutMs: 10_000 });
   const dispatchers: Dispatcher[] = [];
+  /** Each dispatcher's own connection for its outcomes, as in a process of its own. */
+  const outcomePools: pg.Pool[] = [];
   const records = new Map<string, string>();
   const keys = await generateDkimKeyPair();
 
@@ -152,9 +156,12 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     sink,
     provider,
     startDispatcher(overrides = {}) {
+      const outcomesPool = createOutcomesPool(database.databaseUrl, "delivery", () => {});
+      outcomePools.push(outcomesPool);
       const dispatcher = createDispatcher({
         db,
         pool,
+        outcomesPool,
         logger,
         provider,
         encryptionKey: testEncryptionKey,
@@ -191,6 +198,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     },
     async stop() {
       await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+      await Promise.all(outcomePools.map((outcomesPool) => outcomesPool.end()));
       await server.close(100);
       await provider.close();
       await sink.stop();
