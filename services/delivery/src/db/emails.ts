@@ -114,18 +114,26 @@ export async function suppressedAmong(pool: pg.Pool, rows: ReadonlyArray<{ proje
  * statement: replicas skip each other's rows (SKIP LOCKED), and a claimed row is
  * invisible to them until its lease lapses. Each claim counts as an attempt, so an email
  * whose sending kills its process cannot be claimed for ever.
+ *
+ * Lapsed leases first, then the due emails in the order they fell due, each read in order from
+ * its own index (status, locked_until) and (status, next_attempt_at), so a claim reads about
+ * `limit` rows however long the queue. One condition with an OR across both states (as this was)
+ * cannot be read in order from either index: every claim collected and sorted the whole queue,
+ * 18 ms for 20,000 waiting emails against 5 ms, and growing with the queue.
  */
 export async function claimDueEmails(pool: pg.Pool, leaseMs: number, limit: number): Promise<EmailRow[]> {
   const { rows } = await pool.query<EmailRow>(
-    `UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
-      locked_until = now() + make_interval(secs => $1::double precision)
-    WHERE id IN (
-      SELECT id FROM emails
-      WHERE (status = 'PENDING' AND next_attempt_at <= now()) OR (status = 'SENDING' AND locked_until < now())
-      ORDER BY next_attempt_at
-      LIMIT $2
-      FOR UPDATE SKIP LOCKED
+    `WITH lapsed AS (
+      SELECT id FROM emails WHERE status = 'SENDING' AND locked_until < now()
+      ORDER BY locked_until LIMIT $2 FOR UPDATE SKIP LOCKED
+    ),
+    due AS (
+      SELECT id FROM emails WHERE status = 'PENDING' AND next_attempt_at <= now()
+      ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
     )
+    UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
+      locked_until = now() + make_interval(secs => $1::double precision)
+    WHERE id IN (SELECT id FROM lapsed UNION ALL SELECT id FROM due LIMIT $2)
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
       to_email AS "toEmail", to_name AS "toName", from_email AS "fromEmail", from_name AS "fromName", reply_to AS "replyTo",
       subject, html, headers, attachments, list_unsubscribe AS "listUnsubscribe", template_id::text AS "templateId",
