@@ -60,7 +60,13 @@ export async function startService(
       [urlVariableOf(name)]: url,
     },
   });
-  await waitUntil(() => isServing(url), { timeoutMs, describe: () => `${name} did not become healthy:\n${process.output()}` });
+  await waitUntil(() => isServing(url), { timeoutMs, describe: () => `${name} did not become healthy:\n${process.output()}` }).catch(
+    async (error: unknown) => {
+      // Given up on, it must not keep running: it would join the next run's consumer groups.
+      await process.stop();
+      throw error;
+    },
+  );
   return { process, url };
 }
 
