@@ -76,8 +76,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** All five services and the gateway, each a real process, on free ports. */
-export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}): Promise<Stack> {
+/**
+ * All five services and the gateway, each a real process, on free ports. `timeoutMs`: how long each
+ * service may take to serve (startService).
+ */
+export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<Stack> {
   // Ports first: every service is told where the others are (delivery calls contacts) and where the gateway answers.
   const ports = await Promise.all(serviceNames.map(() => freePort()));
   const gatewayPort = await freePort();
@@ -90,7 +93,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
     ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
   };
-  const starting = await Promise.allSettled(serviceNames.map((name, index) => startService(name, infra, ports[index], shared)));
+  const starting = await Promise.allSettled(serviceNames.map((name, index) => startService(name, infra, ports[index], shared, timeoutMs)));
   const started = starting.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const stopServices = () => Promise.all(started.map(({ process }) => process.stop()));
   const failed = starting.find((result) => result.status === "rejected");
