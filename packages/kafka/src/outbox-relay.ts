@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Producer, TopicMessages } from "kafkajs";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -45,21 +46,17 @@ export function createOutboxRelay(options: {
   let connected = false;
   let running = false;
   let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
+  /** Ends the current sleep early. */
+  let sleeping: AbortController | undefined;
   let nudged = false;
   /** Sleeping out the linger: a nudge does not cut it short, a stop does. */
   let lingering = false;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      wake = undefined;
-    });
+  async function sleep(ms: number): Promise<void> {
+    sleeping = new AbortController();
+    await delay(ms, undefined, { signal: sleeping.signal }).catch(() => {});
+    sleeping = undefined;
+  }
 
   async function publishBatch(): Promise<number> {
     const client = await pool.connect();
@@ -137,7 +134,7 @@ export function createOutboxRelay(options: {
     },
     nudge() {
       nudged = true;
-      if (!lingering) wake?.();
+      if (!lingering) sleeping?.abort();
     },
     async flush() {
       let total = 0;
@@ -146,7 +143,7 @@ export function createOutboxRelay(options: {
     },
     async stop() {
       running = false;
-      wake?.();
+      sleeping?.abort();
       await loop;
       if (connected) await producer.disconnect();
       connected = false;
