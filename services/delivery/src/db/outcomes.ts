@@ -45,13 +45,19 @@ export interface OutcomeWrite {
  */
 export async function recordOutcomes(pool: pg.Pool, writes: readonly OutcomeWrite[]): Promise<Set<string>> {
   if (writes.length === 0) return new Set();
+  const { rows } = await pool.query<{ id: string }>(outcomesStatement(writes));
+  return new Set(rows.map((row) => row.id));
+}
+
+/** recordOutcomes's statement, a prepared one ("delivery_record_outcomes"), with its values. */
+export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConfig {
   const sent = (write: OutcomeWrite) => (write.outcome.status === "SENT" ? write.outcome : undefined);
   const pending = (write: OutcomeWrite) => (write.outcome.status === "PENDING" ? write.outcome : undefined);
   const failure = (write: OutcomeWrite) => (write.outcome.status === "SENT" ? null : write.outcome.lastError);
   const suppressions = writes.filter((write) => write.suppress !== undefined);
   const outbox = writes.map((write) => write.event.outbox);
   const activity = writes.map((write) => write.event.activity);
-  const { rows } = await pool.query<{ id: string }>({
+  return {
     name: "delivery_record_outcomes",
     text: `
     WITH v AS (
@@ -129,6 +135,5 @@ export async function recordOutcomes(pool: pg.Pool, writes: readonly OutcomeWrit
       activity.map((row) => row.category),
       activity.map((row) => row.occurredAt),
     ],
-  });
-  return new Set(rows.map((row) => row.id));
+  };
 }

@@ -13,7 +13,7 @@ import type { OutgoingEmail } from "../providers/message.js";
 
 export interface DispatcherOptions {
   db: Db;
-  /** Connections without Prisma, for the claims. */
+  /** Connections without Prisma, for the claims and the suppression checks. */
   pool: pg.Pool;
   /** The connection outcomes are recorded on (createOutcomesPool). */
   outcomesPool: pg.Pool;
