@@ -51,7 +51,7 @@ describe("delivery configuration", () => {
     expect(loadConfig({ SEND_LEASE_MS: "5000", SEND_TIMEOUT_MS: "2000" }).SEND_LEASE_MS).toBe(5_000);
   });
 
-  it("builds messages on one fewer threads than there are cores (at least one), or on the event loop with 0", () => {
+  it("builds messages on as many threads as there are cores, or on the event loop with 0", () => {
     expect(loadConfig({}).SEND_BUILD_THREADS).toBe(availableParallelism());
     expect(loadConfig({ SEND_BUILD_THREADS: "0" }).SEND_BUILD_THREADS).toBe(0);
     expect(loadConfig({ SEND_BUILD_THREADS: "3" }).SEND_BUILD_THREADS).toBe(3);

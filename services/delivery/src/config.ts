@@ -106,7 +106,7 @@ export const configSchema = z
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /**
-     * Worker threads that build and DKIM-sign outgoing messages (about 1 ms of CPU each); 0 builds them on
+     * Worker threads that build and DKIM-sign outgoing messages (1 to 3 ms of CPU each, by machine); 0 builds them on
      * the event loop. Default: as many as the cores this process may use (the event loop's own share is small
      * once the sends' statements are cheap; docs/benchmarks.md, 2026-11-25 night).
      */

@@ -13,7 +13,7 @@ const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./signed-message.
 
 /**
  * Where messages are built and signed: `threads` worker threads (piscina), or with 0 the calling
- * thread. About 1 ms of CPU a message, most of the delivery process's work: on the event loop it
+ * thread. 1 to 3 ms of CPU a message by machine, most of the delivery process's work: on the event loop it
  * bounds one process to what one core can build, and it delays everything else the loop does (SMTP
  * replies, the queue's statements, RPCs). The DKIM key crosses to a thread as a KeyObject, so that no
  * thread parses its PEM again.

@@ -20,7 +20,7 @@ let dkimResultOf: Awaited<ReturnType<typeof testSigning>>["dkimResultOf"];
 
 beforeAll(async () => {
   sink = await startTestSmtpSink();
-  // One build thread, as a delivery process on two cores has (message-builder.test.ts compares it with none).
+  // Through a build thread, as a delivery process builds (message-builder.test.ts compares threads with none).
   provider = createSmtpProvider({ url: sink.url, maxConnections: 5, buildThreads: 1 });
   ({ dkim, dkimResultOf } = await testSigning());
 });
