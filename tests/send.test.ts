@@ -1,14 +1,15 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Resolver } from "node:dns/promises";
 import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { Redis } from "ioredis";
 import { dkimVerify } from "mailauth";
 import { type ParsedMail, simpleParser } from "mailparser";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
 import type { Contact, ErrorBody } from "./support/resources.js";
 
-const { stack, dns: dnsServer, smtp } = inject("herald");
+const { stack, dns: dnsServer, smtp, redisUrl } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
@@ -43,6 +44,8 @@ describe("POST /v1/send", () => {
   const refused = (body: Record<string, unknown>, options: { key?: string; headers?: Record<string, string> } = {}) =>
     call<ErrorBody>("POST", "/v1/send", { key: options.key ?? key, body, ...(options.headers ? { headers: options.headers } : {}) });
   const contactOf = async (id: string) => (await call<Contact>("GET", `/contacts/${id}`, { key })).body;
+  const contactsNamed = async (email: string) =>
+    (await call<{ data: Contact[] }>("GET", `/contacts?search=${encodeURIComponent(email)}`, { key })).body.data;
   const basic = (overrides: Record<string, unknown> = {}) => ({
     to: uniqueEmail("rcpt"),
     from: `hello@${domain}`,
@@ -350,5 +353,79 @@ describe("POST /v1/send", () => {
     } finally {
       await sink.acceptRecipient(to);
     }
+  });
+
+  describe("Idempotency-Key", () => {
+    const redis = new Redis(redisUrl, { lazyConnect: true });
+    afterAll(() => redis.quit());
+
+    it("accepts a key of 255 characters", async () => {
+      const to = uniqueEmail("idem-long");
+      const headers = { "Idempotency-Key": `${randomUUID()}${"k".repeat(219)}` };
+      expect(headers["Idempotency-Key"]).toHaveLength(255);
+      expect((await send(basic({ to: [to, uniqueEmail("idem-long")] }), { headers })).status).toBe(200);
+      await received(to);
+    });
+
+    it("treats a key used again after it expired as a new request", async () => {
+      const key = `expiring-${randomUUID()}`;
+      const headers = { "Idempotency-Key": key };
+      const [first, second] = [uniqueEmail("idem-first"), uniqueEmail("idem-second")];
+      const before = await send(basic({ to: first }), { headers });
+      expect(before.status).toBe(200);
+      // The gateway's record of the key lapses after IDEMPOTENCY_TTL_HOURS; here it is made to lapse now.
+      expect(await redis.del(`herald:idempotency:${project.id}:${createHash("sha256").update(key).digest("hex")}`)).toBe(1);
+      const after = await send(basic({ to: second, subject: "Second" }), { headers });
+      expect(after.status).toBe(200);
+      expect(after.body.data.emails[0]?.email).not.toBe(before.body.data.emails[0]?.email);
+      expect((await received(second)).subject).toBe("Second");
+    });
+  });
+
+  it("refuses a display name the queue would refuse before any contact is written", async () => {
+    const to = uniqueEmail("long-name");
+    const answer = await refused(basic({ to: { email: to, name: "n".repeat(321) } }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.errors?.map((error) => error.field)).toEqual(["to.name"]);
+    expect(await contactsNamed(to)).toEqual([]);
+    const fromName = await refused(basic({ from: { email: `hello@${domain}`, name: "a\u0000b" } }));
+    expect(fromName.status).toBe(422);
+    expect(fromName.body.error.errors?.map((error) => error.field)).toEqual(["from.name"]);
+  });
+
+  it("refuses more than 100 custom headers", async () => {
+    const headers = Object.fromEntries(Array.from({ length: 101 }, (_, index) => [`X-Custom-${index}`, "v"]));
+    const answer = await refused(basic({ headers }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.errors).toEqual([expect.objectContaining({ field: "headers", code: "too_big" })]);
+  });
+
+  it("refuses attachments that would be stored over 40 MB for all recipients, before any contact is written", async () => {
+    const recipients = Array.from({ length: 5 }, () => uniqueEmail("stored"));
+    const content = Buffer.alloc(9 * 1024 * 1024, 7).toString("base64");
+    const answer = await refused(
+      basic({ to: recipients, attachments: [{ filename: "big.bin", content, contentType: "application/octet-stream" }] }),
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.errors).toEqual([expect.objectContaining({ field: "attachments", code: "too_big" })]);
+    expect(await contactsNamed(recipients[0] ?? "")).toEqual([]);
+  });
+
+  it("names body when the body renders to nothing", async () => {
+    const answer = await refused(basic({ body: "{{ nothing }}" }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.errors).toEqual([expect.objectContaining({ field: "body", code: "too_small" })]);
+  });
+
+  it("sends from a verified internationalised domain given as typed", async () => {
+    const idn = await verifiedDomain(call, dns, key, "bücher");
+    const to = uniqueEmail("idn");
+    const answer = await send(basic({ to, from: `Bücher <hello@${idn.domain}>` }));
+    expect(answer.status).toBe(200);
+    const message = await received(to);
+    expect(message.from?.value[0]?.name).toBe("Bücher");
+    // On the wire in its xn-- form, as the domain was verified; a parser shows it in Unicode again.
+    expect(message.raw).toMatch(new RegExp(`^From: .*<hello@${idn.dkim.name.split("._domainkey.")[1]}>`, "m"));
+    expect(message.from?.value[0]?.address).toBe(`hello@${idn.domain}`);
   });
 });

@@ -40,7 +40,31 @@ export interface EmailInput {
 /** The issue's limits on attachments (SPEC.md "Limits"): ten files, 10 MB together. */
 export const attachmentLimits = { count: 10, totalBytes: 10 * 1024 * 1024 } as const;
 
+/**
+ * Ours (docs/api-decisions.md "POST /v1/send"): SPEC.md bounds each header value, not how many there are;
+ * a message with tens of thousands of headers would cost its build more than any send should.
+ */
+export const headerLimits = { count: 100, valueLength: 998 } as const;
+
+/** A display name: what fits one header line with room for its address. */
+export const mailboxNameMaxLength = 320;
+
+/**
+ * The gateway's Idempotency-Key (at most 255 characters) travels as `<time of its first use> <key>` and
+ * /v1/send enqueues recipient i under `<that>:<i>`: room for both, and for internal callers' own keys.
+ */
+export const idempotencyKeyMaxLength = 512;
+
 const lineBreak = /[\r\n\0]/;
+
+/** One header line's worth of text: no CR, LF or NUL. */
+export const isOneLine = (text: string): boolean => !lineBreak.test(text);
+
+/** What is wrong with a display name, if anything: it must be one line of at most 320 characters. */
+export const mailboxNameViolation = (field: string, name: string): FieldViolation | undefined =>
+  isOneLine(name) && name.length <= mailboxNameMaxLength
+    ? undefined
+    : { field, message: `must be one line of at most ${mailboxNameMaxLength} characters`, code: "invalid_string" };
 const headerName = /^[\x21-\x39\x3b-\x7e]+$/;
 // Deliberately loose (one @, no spaces or angle brackets, a dot in the domain): /v1/send validates addresses for users.
 const address = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
@@ -57,17 +81,25 @@ export const domainOfAddress = (email: string): string => {
   return at < 0 ? "" : email.slice(at + 1).toLowerCase();
 };
 
-/** Custom headers (SPEC.md "Limits"): no CR or LF, values of at most 998 characters, none that Herald sets itself. */
+/** Custom headers (SPEC.md "Limits"): no CR or LF, values of at most 998 characters, none that Herald sets itself, at most 100. */
 export function headerViolations(headers: Record<string, string>): FieldViolation[] {
   const violations: FieldViolation[] = [];
-  for (const [name, value] of Object.entries(headers)) {
+  const entries = Object.entries(headers);
+  if (entries.length > headerLimits.count) {
+    return [{ field: "headers", message: `must be at most ${headerLimits.count} headers`, code: "too_big" }];
+  }
+  for (const [name, value] of entries) {
     if (!headerName.test(name))
       violations.push({ field: `headers.${name}`, message: "is not a valid header name", code: "invalid_string" });
     else if (reservedHeaderNames.has(name.toLowerCase())) {
       violations.push({ field: `headers.${name}`, message: "is set by Herald", code: "reserved_header" });
     }
-    if (lineBreak.test(value) || value.length > 998) {
-      violations.push({ field: `headers.${name}`, message: "must be one line of at most 998 characters", code: "invalid_string" });
+    if (!isOneLine(value) || value.length > headerLimits.valueLength) {
+      violations.push({
+        field: `headers.${name}`,
+        message: `must be one line of at most ${headerLimits.valueLength} characters`,
+        code: "invalid_string",
+      });
     }
   }
   return violations;
@@ -100,16 +132,15 @@ export function emailInputViolations(input: EmailInput): FieldViolation[] {
     }
     const email = value.email.trim();
     if (!isEmailAddress(email)) add(`${field}.email`, "must be an email address", "invalid_email");
-    if (value.name !== undefined && (lineBreak.test(value.name) || value.name.length > 320)) {
-      add(`${field}.name`, "must be one line of at most 320 characters");
-    }
+    const nameViolation = value.name === undefined ? undefined : mailboxNameViolation(`${field}.name`, value.name);
+    if (nameViolation) violations.push(nameViolation);
   };
   const optionalId = (field: string, value: string | undefined) => {
     if (value !== undefined && value !== "" && !isId(value)) add(field, "must be a uuid");
   };
 
-  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length > 255 || lineBreak.test(input.idempotencyKey))) {
-    add("idempotencyKey", "must be one line of at most 255 characters");
+  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length > idempotencyKeyMaxLength || !isOneLine(input.idempotencyKey))) {
+    add("idempotencyKey", `must be one line of at most ${idempotencyKeyMaxLength} characters`);
   }
   optionalId("contactId", input.contactId);
   optionalId("templateId", input.templateId);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type SendRequest, sendRequestViolations, splitMailbox } from "./send-request.js";
+import { emailInputViolations } from "./email-input.js";
+import { estimatedMessageBytes, type SendRequest, sendLimits, sendRequestViolations, splitMailbox } from "./send-request.js";
 
 const request = (overrides: Partial<SendRequest> = {}): SendRequest => ({
   to: [{ email: "ann@example.com" }],
@@ -31,7 +32,7 @@ describe("a send request's checks", () => {
 
   it("keeps subjects on one line of at most 998 characters", () => {
     expect(sendRequestViolations(request({ subject: "s".repeat(998) }))).toEqual([]);
-    for (const subject of ["", "s".repeat(999), "a\nb", "a\rb"]) {
+    for (const subject of ["", "s".repeat(999), "a\nb", "a\rb", "a\0b"]) {
       expect(sendRequestViolations(request({ subject })).map((v) => v.field)).toEqual(["subject"]);
     }
   });
@@ -41,6 +42,47 @@ describe("a send request's checks", () => {
     expect(sendRequestViolations(request({ headers: { Subject: "x" } }))[0]?.code).toBe("reserved_header");
     const tooMany = Array.from({ length: 11 }, () => ({ filename: "a.txt", content: new Uint8Array(1), contentType: "text/plain" }));
     expect(sendRequestViolations(request({ attachments: tooMany })).map((v) => v.field)).toEqual(["attachments"]);
+  });
+
+  it("allows at most 100 custom headers", () => {
+    const headers = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`X-H${i}`, "v"]));
+    expect(sendRequestViolations(request({ headers: headers(100) }))).toEqual([]);
+    expect(sendRequestViolations(request({ headers: headers(101) }))).toEqual([
+      { field: "headers", message: "must be at most 100 headers", code: "too_big" },
+    ]);
+  });
+
+  it("refuses every display name the queue would refuse, before anything is written", () => {
+    const long = "n".repeat(321);
+    const fields = (overrides: Partial<SendRequest>) => sendRequestViolations(request(overrides)).map((v) => v.field);
+    expect(fields({ to: [{ email: "ann@example.com", name: "n".repeat(320) }] })).toEqual([]);
+    expect(fields({ to: [{ email: "ann@example.com", name: long }] })).toEqual(["to.name"]);
+    expect(fields({ to: [{ email: "a@example.com" }, { email: "b@example.com", name: "a\0b" }] })).toEqual(["to[1].name"]);
+    expect(fields({ from: { email: "news@example.com", name: long } })).toEqual(["from.name"]);
+    expect(fields({ from: { email: `${long} <news@example.com>` } })).toEqual(["from.name"]);
+    expect(fields({ senderName: long })).toEqual(["name"]);
+    // The queue's own check agrees on the same name.
+    const queued = { to: { email: "ann@example.com", name: long }, from: { email: "news@example.com" }, subject: "s", html: "h" };
+    expect(emailInputViolations(queued).map((v) => v.field)).toEqual(["to.name"]);
+  });
+
+  it("counts attachments once per recipient: at most 40 MB stored by one call", () => {
+    const attachment = (megabytes: number) => [
+      { filename: "a.bin", content: new Uint8Array(megabytes * 1024 * 1024), contentType: "application/pdf" },
+    ];
+    const recipients = (count: number) => Array.from({ length: count }, (_, i) => ({ email: `r${i}@example.com` }));
+    expect(sendRequestViolations(request({ to: recipients(4), attachments: attachment(10) }))).toEqual([]);
+    expect(sendRequestViolations(request({ to: recipients(5), attachments: attachment(9) }))).toEqual([
+      expect.objectContaining({ field: "attachments", code: "too_big" }),
+    ]);
+  });
+});
+
+describe("estimatedMessageBytes", () => {
+  it("counts the custom headers as written", () => {
+    const without = estimatedMessageBytes("<p>x</p>", "s", {}, []);
+    expect(estimatedMessageBytes("<p>x</p>", "s", { "X-A": "a".repeat(998) }, [])).toBe(without + "X-A: ".length + 998 + 2);
+    expect(sendLimits.messageBytes).toBe(40 * 1024 * 1024);
   });
 });
 

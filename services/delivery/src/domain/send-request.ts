@@ -1,6 +1,13 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { FieldViolation } from "@herald/errors";
-import { type AttachmentInput, attachmentViolations, headerViolations, type MailboxInput } from "./email-input.js";
+import {
+  type AttachmentInput,
+  attachmentViolations,
+  headerViolations,
+  isOneLine,
+  type MailboxInput,
+  mailboxNameViolation,
+} from "./email-input.js";
 import { isId } from "./ids.js";
 import { parseAddress } from "./template-fields.js";
 
@@ -29,9 +36,9 @@ export const sendLimits = {
   subject: 998,
   /** The whole message as sent, attachments base64-encoded. */
   messageBytes: 40 * 1024 * 1024,
+  /** The attachments of one call, counted once per recipient: every recipient's email is stored with its own copy. */
+  storedAttachmentBytes: 40 * 1024 * 1024,
 } as const;
-
-const lineBreak = /[\r\n]/;
 
 const violation = (field: string, message: string, code: string): FieldViolation => ({ field, message, code });
 
@@ -53,6 +60,10 @@ export const recipientField = (request: Pick<SendRequest, "to">, index: number):
  */
 export function sendRequestViolations(request: SendRequest): FieldViolation[] {
   const violations: FieldViolation[] = [];
+  const nameViolation = (field: string, name: string | undefined) => {
+    const found = name === undefined ? undefined : mailboxNameViolation(field, name);
+    if (found) violations.push(found);
+  };
   if (request.to.length === 0) violations.push(violation("to", "needs at least one recipient", "too_small"));
   if (request.to.length > sendLimits.recipients) {
     violations.push(violation("to", `must name at most ${sendLimits.recipients} recipients`, "too_big"));
@@ -60,9 +71,7 @@ export function sendRequestViolations(request: SendRequest): FieldViolation[] {
   request.to.forEach((recipient, index) => {
     const field = recipientField(request, index);
     if (!parseAddress(recipient.email).ok) violations.push(violation(field, "must be an email address", "invalid_string"));
-    if (recipient.name !== undefined && lineBreak.test(recipient.name)) {
-      violations.push(violation(`${field}.name`, "must be one line", "invalid_string"));
-    }
+    nameViolation(`${field}.name`, recipient.name);
   });
   if (request.templateId !== undefined && !isId(request.templateId)) {
     violations.push(violation("template", "must be a template id (uuid)", "invalid_string"));
@@ -70,7 +79,7 @@ export function sendRequestViolations(request: SendRequest): FieldViolation[] {
   const withoutTemplate = request.templateId === undefined;
   if (request.subject === undefined) {
     if (withoutTemplate) violations.push(violation("subject", "is required when no template is given", "required"));
-  } else if (request.subject.length < 1 || request.subject.length > sendLimits.subject || lineBreak.test(request.subject)) {
+  } else if (request.subject.length < 1 || request.subject.length > sendLimits.subject || !isOneLine(request.subject)) {
     violations.push(violation("subject", `must be one line of 1 to ${sendLimits.subject} characters`, "invalid_string"));
   }
   if (request.body === undefined) {
@@ -81,24 +90,34 @@ export function sendRequestViolations(request: SendRequest): FieldViolation[] {
   if (request.from !== undefined) {
     const sender = splitMailbox(request.from.email);
     if (!parseAddress(sender.email).ok) violations.push(violation("from", "must be an email address", "invalid_string"));
-    const name = request.from.name ?? sender.name;
-    if (name !== undefined && lineBreak.test(name)) violations.push(violation("from.name", "must be one line", "invalid_string"));
+    nameViolation("from.name", request.from.name ?? sender.name);
   }
-  if (request.senderName !== undefined && lineBreak.test(request.senderName)) {
-    violations.push(violation("name", "must be one line", "invalid_string"));
-  }
+  nameViolation("name", request.senderName);
   if (request.replyTo !== undefined && !parseAddress(request.replyTo).ok) {
     violations.push(violation("reply", "must be an email address", "invalid_string"));
   }
   violations.push(...headerViolations(request.headers), ...attachmentViolations(request.attachments));
+  const attachmentBytes = request.attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
+  if (attachmentBytes * request.to.length > sendLimits.storedAttachmentBytes) {
+    violations.push(
+      violation("attachments", "are stored once for each recipient: at most 40 MB for all recipients of one call together", "too_big"),
+    );
+  }
   return violations;
 }
 
 /**
  * The size of the message once built, from above: the HTML twice (HTML and its plain-text
- * part), attachments base64-encoded (4/3, plus line breaks), and 16 KB for the headers.
+ * part), attachments base64-encoded (4/3, plus line breaks), the custom headers, and 16 KB
+ * for the headers Herald writes.
  */
-export function estimatedMessageBytes(html: string, subject: string, attachments: readonly AttachmentInput[]): number {
+export function estimatedMessageBytes(
+  html: string,
+  subject: string,
+  headers: Record<string, string>,
+  attachments: readonly AttachmentInput[],
+): number {
   const attachmentBytes = attachments.reduce((sum, attachment) => sum + Math.ceil((attachment.content.byteLength * 4) / 3) * 1.03, 0);
-  return 2 * Buffer.byteLength(html) + Buffer.byteLength(subject) + attachmentBytes + 16 * 1024;
+  const headerBytes = Object.entries(headers).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}: ${value}\r\n`), 0);
+  return 2 * Buffer.byteLength(html) + Buffer.byteLength(subject) + attachmentBytes + headerBytes + 16 * 1024;
 }

@@ -14,6 +14,7 @@ import {
   sendRequestViolations,
   splitMailbox,
 } from "../domain/send-request.js";
+import { parseAddress } from "../domain/template-fields.js";
 import { createVerifiedSenderCache } from "../domains/sender-domain.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
@@ -35,12 +36,16 @@ const compiledCacheSize = 500;
 const failed = (field: string, message: string, code: string) =>
   validationFailed(`Invalid ${field}: it ${message}`, [{ field, message, code }]);
 
-/** The sender: the request's (its name, else the deprecated `name`), else the template's. */
+/**
+ * The sender: the request's (its name, else the deprecated `name`), else the template's. The request's
+ * address as templates store theirs, its domain in lower case and `xn--` form, as verified domains are.
+ */
 function senderOf(request: SendRequest, template: TemplateRow | undefined): MailboxInput {
   if (request.from) {
     const mailbox = splitMailbox(request.from.email);
+    const parsed = parseAddress(mailbox.email);
     const name = request.from.name || mailbox.name || request.senderName;
-    return { email: mailbox.email, ...(name ? { name } : {}) };
+    return { email: parsed.ok ? parsed.address : mailbox.email, ...(name ? { name } : {}) };
   }
   if (template) return { email: template.fromAddress, ...(template.fromName ? { name: template.fromName } : {}) };
   throw failed("from", "is required when the template has no sender", "required");
@@ -124,10 +129,13 @@ export function createSends(deps: {
           if (error instanceof TemplateError) throw liquidFailure([error.problem]);
           throw error;
         }
+        const who = recipientField(request, index);
+        if (rendered.subject === "") throw failed("subject", `renders to nothing for ${who}`, "too_small");
         if (rendered.subject.length > sendLimits.subject) {
-          throw failed("subject", `renders longer than ${sendLimits.subject} characters for ${recipientField(request, index)}`, "too_big");
+          throw failed("subject", `renders longer than ${sendLimits.subject} characters for ${who}`, "too_big");
         }
-        if (estimatedMessageBytes(rendered.body, rendered.subject, request.attachments) > sendLimits.messageBytes) {
+        if (rendered.body === "") throw failed("body", `renders to nothing for ${who}`, "too_small");
+        if (estimatedMessageBytes(rendered.body, rendered.subject, request.headers, request.attachments) > sendLimits.messageBytes) {
           throw failed("attachments", "make the message larger than 40 MB", "too_big");
         }
         inputs.push({

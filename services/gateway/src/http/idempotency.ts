@@ -10,6 +10,11 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     idempotencyRecord?: string;
+    /**
+     * This use of the request's Idempotency-Key: `<time of its first use> <key>`. A key used again after it
+     * expired is a new claim with a new time, so what a service stored under the last one does not answer it.
+     */
+    idempotencyClaim?: string;
   }
 }
 
@@ -54,6 +59,7 @@ export function registerIdempotency(app: FastifyInstance, options: { redis: Redi
     const claimed = await options.redis.set(record, JSON.stringify(stored), "PX", ttlMs, "NX");
     if (claimed === "OK") {
       request.idempotencyRecord = record;
+      request.idempotencyClaim = `${stored.at} ${key}`;
       return;
     }
     const original = JSON.parse((await options.redis.get(record)) ?? "null") as StoredRequest | null;

@@ -97,7 +97,6 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
     },
     async (request) => {
       const body = request.body;
-      const header = request.headers["idempotency-key"];
       const attachments = (body.attachments ?? []).map((attachment, index) => ({
         filename: attachment.filename,
         content: decodeAttachment(attachment.content, index),
@@ -107,7 +106,7 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
       const send = to.length === 1 && attachments.length === 0 ? sendCoalesced : sendAlone;
       const answer = await send({
         projectId: projectOf(request),
-        idempotencyKey: typeof header === "string" ? header : "",
+        idempotencyKey: request.idempotencyClaim ?? "",
         to,
         subject: body.subject,
         body: body.body,
