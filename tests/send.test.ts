@@ -411,6 +411,14 @@ describe("POST /v1/send", () => {
     expect(await contactsNamed(recipients[0] ?? "")).toEqual([]);
   });
 
+  it("refuses a NUL character anywhere in the request before any contact is written", async () => {
+    const to = uniqueEmail("nul");
+    const answer = await refused(basic({ to, body: "<p>a\u0000b</p>" }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.errors).toEqual([expect.objectContaining({ field: "body", code: "invalid_string" })]);
+    expect(await contactsNamed(to)).toEqual([]);
+  });
+
   it("names body when the body renders to nothing", async () => {
     const answer = await refused(basic({ body: "{{ nothing }}" }));
     expect(answer.status).toBe(422);

@@ -367,4 +367,52 @@ describe("templates through the REST API", () => {
     expect(created.status).toBe(201);
     expect(created.body.projectId).toBe(project.id);
   });
+
+  it("answers every other 400 of POST and PATCH with the error envelope, not SPEC.md's simple body", async () => {
+    const { id } = (await createTemplate(fields({ name: "Envelope" }))).body;
+    for (const [method, path] of [
+      ["POST", "/templates"],
+      ["PATCH", `/templates/${id}`],
+    ] as const) {
+      const malformed = await call<ErrorBody>(method, path, { key, rawBody: "{bad" });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toMatchObject({ success: false, error: { code: "INVALID_JSON", statusCode: 400 } });
+      const withoutProject = await call<ErrorBody>(method, path, { cookie: owner.cookie, body: fields() });
+      expect(withoutProject.status).toBe(400);
+      expect(withoutProject.body.error.code).toBe("PROJECT_REQUIRED");
+    }
+    // The simple body stays where SPEC.md names it.
+    expect((await createTemplate(fields({ from: undefined }))).body).toEqual({ error: "from is required" });
+  });
+
+  it("refuses a NUL character, which PostgreSQL cannot store, naming where it is", async () => {
+    const search = await call<ErrorBody>("GET", "/templates?search=a%00b", { key });
+    expect(search.status).toBe(400);
+    expect(search.body.error.message).toMatch(/^search must not contain a NUL character/);
+    const created = await createTemplate(fields({ name: "nul\u0000name" }));
+    expect(created.status).toBe(422);
+    expect(created.body.error.errors).toEqual([expect.objectContaining({ field: "name", code: "invalid_string" })]);
+    const { id } = (await createTemplate(fields({ name: "Before NUL" }))).body;
+    const patched = await call<ErrorBody>("PATCH", `/templates/${id}`, { key, body: { body: "<p>\u0000</p>" } });
+    expect(patched.status).toBe(422);
+    expect(patched.body.error.errors?.[0]?.field).toBe("body");
+  });
+
+  it("answers 404 to an id of any length that is not one of the project's", async () => {
+    const long = "a".repeat(65);
+    for (const [method, path] of [
+      ["GET", `/templates/${long}`],
+      ["PATCH", `/templates/${long}`],
+      ["DELETE", `/templates/${long}`],
+      ["POST", `/templates/${long}/duplicate`],
+      ["DELETE", `/domains/${long}`],
+      ["GET", `/domains/${long}/verify`],
+      ["GET", `/contacts/${long}`],
+    ] as const) {
+      const answer = await call<ErrorBody>(method, path, { key, ...(method === "PATCH" ? { body: { name: "x" } } : {}) });
+      expect([method, path, answer.status]).toEqual([method, path, 404]);
+    }
+    expect((await call("GET", `/projects/${long}/members`, { cookie: owner.cookie })).status).toBe(404);
+    expect((await call("GET", `/domains/project/${long}`, { cookie: owner.cookie })).status).toBe(404);
+  });
 });

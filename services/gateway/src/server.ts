@@ -9,6 +9,7 @@ import type { SessionCache } from "./auth/session-cache.js";
 import type { Config } from "./config.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { registerIdempotency } from "./http/idempotency.js";
+import { registerNulRefusal } from "./http/nul-characters.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRateLimit } from "./http/rate-limit.js";
 import { registerTracing } from "./http/tracing.js";
@@ -68,6 +69,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerAuthentication(app, deps);
   await registerRateLimit(app, { redis: deps.redis, perMinute: config.RATE_LIMIT_PER_MINUTE });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
+  registerNulRefusal(app);
 
   registerConfigRoute(app, config);
   registerHealthRoute(app, deps.upstreams);

@@ -87,11 +87,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const retryAfter = problem.details?.retryAfterSeconds;
     if (problem.statusCode === 429 && retryAfter !== undefined && !reply.hasHeader("retry-after"))
       reply.header("retry-after", String(retryAfter));
-    return reply.status(problem.statusCode).send(errorEnvelope(problem, request.id));
+    // Serialized as it is: a route's response schema for the status (the simple `{ error }` 400 of SPEC.md) must not reshape it.
+    return reply.status(problem.statusCode).serializer(JSON.stringify).send(errorEnvelope(problem, request.id));
   });
   app.setNotFoundHandler((request, reply) =>
     reply
       .status(404)
+      .serializer(JSON.stringify)
       .send(
         errorEnvelope(
           { statusCode: 404, code: "NOT_FOUND", message: `Route ${request.method} ${request.url.split("?")[0]} not found` },

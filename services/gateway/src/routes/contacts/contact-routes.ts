@@ -9,7 +9,7 @@ import type { Upstreams } from "../../upstreams.js";
 import { limitOf } from "../shared-schemas.js";
 import { ContactSchema, DataSchema, fieldTypeName, jsonDataOf, toContactJson, toUsagesJson, UsagesSchema } from "./json.js";
 
-const ContactId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ContactId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const Field = Type.Object({ field: Type.String({ minLength: 1, maxLength: 300 }) });
 const Meta = Type.Object({ isNew: Type.Boolean(), isUpdate: Type.Boolean() });
 

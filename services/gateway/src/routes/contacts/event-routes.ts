@@ -155,7 +155,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
       schema: {
         tags,
         summary: "A contact's events, newest first (cursor list)",
-        params: Type.Object({ contactId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ contactId: Type.String({ minLength: 1 }) }),
         querystring: Paging,
         response: { 200: EventList },
       },

@@ -9,7 +9,7 @@ import { ConditionSchema, isConditionObject, SegmentSchema, SegmentTypeSchema, s
 /** SPEC.md "Limits": segment name and description lengths, addresses per members call. */
 const segmentLimits = { name: 100, description: 500, membersPerCall: 500 };
 
-const SegmentId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const SegmentId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const Name = Type.String({ minLength: 1, maxLength: segmentLimits.name });
 const Description = Type.String({ maxLength: segmentLimits.description });
 const Emails = Type.Array(Type.String({ maxLength: 254 }), { minItems: 1, maxItems: segmentLimits.membersPerCall });

@@ -58,7 +58,7 @@ export const toDomainJson = (domain: Domain | undefined) => {
   };
 };
 
-const DomainId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const DomainId = Type.Object({ id: Type.String({ minLength: 1 }) });
 
 export function registerDomainRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -73,7 +73,7 @@ export function registerDomainRoutes(app: FastifyInstance, deps: { upstreams: Up
       schema: {
         tags,
         summary: "The project's sending domains, verified and pending, newest first",
-        params: Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ projectId: Type.String({ minLength: 1 }) }),
         response: { 200: Type.Array(DomainSchema) },
       },
     },

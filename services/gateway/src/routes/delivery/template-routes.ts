@@ -81,7 +81,7 @@ const sortOf = (raw: string | undefined) =>
   raw === "name" ? TemplateSort.NAME : raw === "updatedAt" ? TemplateSort.UPDATED_AT : TemplateSort.CREATED_AT;
 const directionOf = (raw: string | undefined) => (raw?.toLowerCase() === "asc" ? TemplateSortDirection.ASC : TemplateSortDirection.DESC);
 
-const TemplateId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const TemplateId = Type.Object({ id: Type.String({ minLength: 1 }) });
 // Lengths are the delivery service's to check (422 with its rules); these only keep absurd bodies out.
 const Text = Type.String({ maxLength: 1_000_000 });
 const OptionalText = Type.Optional(Type.Union([Text, Type.Null()]));

@@ -7,7 +7,7 @@ import type { Upstreams } from "../../upstreams.js";
 import { iso } from "../shared-schemas.js";
 
 const categories = ["transactional", "campaigns", "workflows", "inbound"] as const;
-const ProjectId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ProjectId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const Cap = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
 const LimitsSchema = Type.Object(
   Object.fromEntries(categories.map((category) => [category, Cap])) as Record<(typeof categories)[number], typeof Cap>,

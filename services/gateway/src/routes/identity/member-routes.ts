@@ -4,8 +4,8 @@ import { userOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { MemberSchema, RoleSchema as Role, roleOf, toMemberJson } from "./json.js";
 
-const ProjectId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const MemberId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), userId: Type.String({ minLength: 1, maxLength: 64 }) });
+const ProjectId = Type.Object({ id: Type.String({ minLength: 1 }) });
+const MemberId = Type.Object({ id: Type.String({ minLength: 1 }), userId: Type.String({ minLength: 1 }) });
 
 /** Members and roles: any member may list; owners and admins manage (identity enforces who may do what). */
 export function registerMemberRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {

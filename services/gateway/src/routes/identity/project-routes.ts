@@ -7,7 +7,7 @@ import type { Upstreams } from "../../upstreams.js";
 import { iso } from "../shared-schemas.js";
 import { ProjectSchema, ProjectWithKeysSchema, toProjectJson, toProjectWithKeysJson, toUserJson, UserSchema } from "./json.js";
 
-const ProjectId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ProjectId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const Success = Type.Object({ success: Type.Boolean() });
 
 const SecurityStateSchema = Type.Object({
