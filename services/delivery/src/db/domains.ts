@@ -29,6 +29,10 @@ export const insertDomain = (db: Db, row: NewDomain): Promise<DomainRow> => db.d
 export const findDomain = (db: Db, projectId: string, id: string): Promise<DomainRow | null> =>
   db.domain.findFirst({ where: { projectId, id } });
 
+/** Whether the project has added this domain (lower-case ASCII), verified or not. */
+export const hasDomain = async (db: Db, projectId: string, domain: string): Promise<boolean> =>
+  (await db.domain.count({ where: { projectId, domain } })) > 0;
+
 export const listDomains = (db: Db, projectId: string): Promise<DomainRow[]> =>
   db.domain.findMany({ where: { projectId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
 

@@ -9,6 +9,7 @@ import {
   type DomainRow,
   deleteDomain,
   findDomain,
+  hasDomain,
   insertDomain,
   isUniqueViolation,
   listDomains,
@@ -77,6 +78,13 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
           { field: "domain", message: parsed.reason, code: "invalid_domain", received: JSON.stringify(input) },
         ]);
       }
+      const exists = () =>
+        new DomainError("conflict", "DOMAIN_EXISTS", `The domain ${parsed.domain} is already added to this project`, {
+          details: { domain: parsed.domain },
+          suggestion: "Verify or delete the existing domain instead",
+        });
+      // Before the key: a 2048-bit key pair costs tens of milliseconds of CPU, too much to spend on a refusal.
+      if (await hasDomain(db, projectId, parsed.domain)) throw exists();
       const id = randomUUID();
       const keys = await generateDkimKeyPair();
       try {
@@ -90,13 +98,8 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
         });
         return viewOf(row);
       } catch (error) {
-        if (isUniqueViolation(error)) {
-          throw new DomainError("conflict", "DOMAIN_EXISTS", `The domain ${parsed.domain} is already added to this project`, {
-            details: { domain: parsed.domain },
-            suggestion: "Verify or delete the existing domain instead",
-            cause: error,
-          });
-        }
+        // Added by a concurrent call since the check above.
+        if (isUniqueViolation(error)) throw exists();
         throw error;
       }
     },
