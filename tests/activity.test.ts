@@ -185,6 +185,16 @@ describe("the activity feed and send analytics through the REST API", () => {
     const cursor = await list("?cursor=bm90LW91cnM");
     expect(cursor.status).toBe(400);
     expect(cursor.body.error.code).toBe("INVALID_CURSOR");
+    // A well-formed cursor whose time PostgreSQL cannot be given.
+    for (const occurredAt of ["0000-06-01T00:00:00Z", "-005000-01-01T00:00:00Z"]) {
+      const foreign = Buffer.from(JSON.stringify({ occurredAt, id: randomUUID() })).toString("base64url");
+      const answer = await list(`?cursor=${foreign}`);
+      expect([occurredAt, answer.status, answer.body.error.code]).toEqual([occurredAt, 400, "INVALID_CURSOR"]);
+    }
+    for (const query of ["?from=0000-01-01&to=0000-01-05", "?from=0001-01-01T00:00:00%2B01:00&to=0001-01-05"]) {
+      const answer = await get(`/analytics/timeseries${query}`);
+      expect([query, answer.status, answer.body.error.code]).toEqual([query, 400, "INVALID_RANGE"]);
+    }
 
     for (const query of ["?minutes=0", "?hours=abc", "?minutes=10&hours=1", `?hours=${366 * 24 + 1}`, "?type=nope"]) {
       const answer = await get(`/activity/recent-count${query}`);

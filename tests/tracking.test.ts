@@ -96,6 +96,22 @@ describe("tracking, unsubscribe and the recipient's pages", () => {
     expect(foreign.body.data.filter((item) => item.emailId === sent.email)).toEqual([]);
   });
 
+  it("redirects a link with non-ASCII characters or a line break to its percent-encoded form", async () => {
+    const to = uniqueEmail("unicode-link");
+    await send(
+      to,
+      `<p><a href="https://example.com/wiki/日本?q=é&amp;x=1">Japan</a> <a href="https://example.com/a&#13;&#10;b">Broken</a></p>`,
+    );
+    const [japan, broken] = linksIn((await receivedHtml(to)).html, "/t/c/");
+    if (!japan || !broken) throw new Error("no tracked links");
+    const first = await get(japan);
+    expect(first.status).toBe(302);
+    expect(first.headers.get("location")).toBe("https://example.com/wiki/%E6%97%A5%E6%9C%AC?q=%C3%A9&x=1");
+    const second = await get(broken);
+    expect(second.status).toBe(302);
+    expect(second.headers.get("location")).toBe("https://example.com/ab");
+  });
+
   it("counts a click on an email whose pixel never loaded as its open too", async () => {
     const to = uniqueEmail("click-only");
     const sent = await send(to, `<a href="https://example.com/a">a</a>`);

@@ -140,6 +140,19 @@ describe("image uploads through the REST API", () => {
     expect(json.body.error.code).toBe("INVALID_FILE");
   });
 
+  it("answers 400 INVALID_FILE to a multipart body it cannot read: no boundary, or cut short", async () => {
+    const cut = `--b\r\ncontent-disposition: form-data; name="file"; filename="a.png"\r\ncontent-type: image/png\r\n\r\n\x89PNG`;
+    for (const [contentType, body] of [
+      ["multipart/form-data", "x"],
+      ["multipart/form-data; boundary=b", '{"file":"a.png"}'],
+      ["multipart/form-data; boundary=b", cut],
+    ]) {
+      const answer = await call<ErrorBody>("POST", "/uploads/image", { key, rawBody: body, headers: { "content-type": contentType } });
+      expect([contentType, answer.status]).toEqual([contentType, 400]);
+      expect(answer.body).toMatchObject({ success: false, error: { code: "INVALID_FILE", statusCode: 400 } });
+    }
+  });
+
   it("needs a secret key: a public key or none answers 401", async () => {
     const withPublicKey = await uploadFile(project.publicKey, sampleImages.png.data);
     expect(withPublicKey.status).toBe(401);

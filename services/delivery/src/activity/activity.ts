@@ -13,6 +13,7 @@ import {
 } from "../db/activity.js";
 import type { Db } from "../db/client.js";
 import { isId, requireProjectId } from "../domain/ids.js";
+import { isStorableInstant } from "../domain/instants.js";
 import { emailActivityTypes } from "../events/email-activity-outbox.js";
 import {
   activityTypesOf,
@@ -71,7 +72,7 @@ const isPosition = (value: unknown): value is Position =>
   typeof value === "object" &&
   value !== null &&
   typeof (value as Position).occurredAt === "string" &&
-  !Number.isNaN(Date.parse((value as Position).occurredAt)) &&
+  isStorableInstant(new Date((value as Position).occurredAt)) &&
   typeof (value as Position).id === "string" &&
   isId((value as Position).id);
 

@@ -1,4 +1,5 @@
 import { DomainError } from "@herald/errors";
+import { isStorableInstant } from "../domain/instants.js";
 import { type EmailActivityType, emailActivityTypes } from "../events/email-activity-outbox.js";
 
 /** Pure rules of the activity feed and send analytics: no I/O here. */
@@ -63,6 +64,14 @@ export function bucketRangeOf(query: { from: Date | undefined; to: Date | undefi
   if (query.from && query.from.getTime() > to.getTime()) {
     throw new DomainError("invalid-argument", "INVALID_RANGE", "from must not be after to", {
       fieldViolations: [{ field: "from", message: "must not be after to", code: "invalid_range", received: JSON.stringify(query.from) }],
+    });
+  }
+  if (!isStorableInstant(new Date(firstStart)) || !isStorableInstant(new Date(lastStart + step))) {
+    const field = query.from && !isStorableInstant(query.from) ? "from" : "to";
+    throw new DomainError("invalid-argument", "INVALID_RANGE", "The range must fall within the years 1 to 9999", {
+      fieldViolations: [
+        { field, message: "must fall within the years 1 to 9999", code: "invalid_range", received: JSON.stringify(query[field] ?? null) },
+      ],
     });
   }
   const buckets = (lastStart - firstStart) / step + 1;

@@ -3,6 +3,7 @@ import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
+import { readFilePart } from "../../http/file-part.js";
 import type { Upstreams } from "../../upstreams.js";
 import { BulkJobSchema, bulkActionNames, ImportJobSchema, toBulkJobJson, toImportJobJson } from "./json.js";
 
@@ -30,21 +31,14 @@ export async function registerJobRoutes(app: FastifyInstance, deps: { upstreams:
       },
     },
     async (request, reply) => {
-      const file = request.isMultipart() ? await request.file() : undefined;
-      if (file?.fieldname !== "file") {
-        throw new HttpProblem({
-          statusCode: 400,
-          code: "INVALID_FILE",
-          message: "Send the CSV as multipart/form-data in a part named file",
-        });
-      }
+      // Read whole before anything reaches the contacts service: 413 past the size limit.
+      const file = await readFilePart(request, {
+        maxBytes: csvMaxBytes,
+        what: "CSV",
+        tooLarge: () => new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message: "The CSV is larger than 5 MB" }),
+      });
+      const csv = file.data;
       const looksLikeCsv = file.filename.toLowerCase().endsWith(".csv") || csvTypes.has(file.mimetype);
-      // toBuffer() rejects with 413 past the size limit, before anything reaches the contacts service;
-      // a cut in the last chunk (a file a few bytes over) it misses, and the stream still says so.
-      const csv = await file.toBuffer();
-      if (file.file.truncated) {
-        throw new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message: "The CSV is larger than 5 MB" });
-      }
       if (!looksLikeCsv || csv.includes(0)) {
         throw new HttpProblem({ statusCode: 400, code: "INVALID_FILE", message: "The file is not a CSV (text/csv, UTF-8)" });
       }

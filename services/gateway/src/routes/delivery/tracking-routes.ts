@@ -58,7 +58,10 @@ export async function registerTrackingRoutes(app: FastifyInstance, deps: { upstr
     api.get("/t/c/:token", { config, schema: { tags, summary: "Click redirect", params: Token, hide: true } }, async (request, reply) => {
       try {
         const { url } = await tracking.recordClick({ token: request.params.token });
-        return reply.header("cache-control", "no-store").redirect(url, 302);
+        // As a Location header can carry it: non-ASCII percent-encoded, the host in xn-- form, tabs and line breaks dropped.
+        const location = URL.parse(url)?.href;
+        if (location === undefined) return html(reply, linkNotFoundPage(), 404);
+        return reply.header("cache-control", "no-store").redirect(location, 302);
       } catch (error) {
         if (isLinkNotFound(error)) return html(reply, linkNotFoundPage(), 404);
         throw error;

@@ -6,6 +6,7 @@ import type { Image } from "@herald/proto/herald/delivery/v1/uploads_service_pb"
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
+import { readFilePart } from "../../http/file-part.js";
 import type { Upstreams } from "../../upstreams.js";
 
 /** An uploaded image never changes under its URL: a new upload gets a new id. */
@@ -52,25 +53,9 @@ export async function registerUploadRoutes(
       },
     },
     async (request, reply) => {
-      const file = request.isMultipart() ? await request.file({ limits: { fileSize: maxBytes, files: 1 } }) : undefined;
-      if (file?.fieldname !== "file") {
-        throw new HttpProblem({
-          statusCode: 400,
-          code: "INVALID_FILE",
-          message: "Send the image as multipart/form-data in a part named file",
-        });
-      }
       const tooLarge = () =>
         payloadTooLarge(`The image is larger than ${megabytes(maxBytes)} (${maxBytes} bytes)`, { maxBytes: String(maxBytes) });
-      let data: Buffer;
-      try {
-        data = await file.toBuffer();
-      } catch (error) {
-        if ((error as { code?: string }).code !== "FST_REQ_FILE_TOO_LARGE") throw error;
-        throw tooLarge();
-      }
-      // toBuffer misses a cut made in the last chunk (a file a few bytes over): the stream still says so.
-      if (file.file.truncated) throw tooLarge();
+      const { data } = await readFilePart(request, { maxBytes, what: "image", tooLarge });
       let image: Image | undefined;
       try {
         image = (await uploads.uploadImage({ projectId: projectOf(request), data })).image;
