@@ -12,7 +12,9 @@ export function pathOfNul(value: unknown): string | undefined {
     if (typeof node === "string") {
       if (node.includes("\0")) return path;
     } else if (Array.isArray(node)) {
-      node.forEach((item, index) => pending.push({ node: item, path: `${path}[${index}]` }));
+      node.forEach((item, index) => {
+        pending.push({ node: item, path: `${path}[${index}]` });
+      });
     } else if (node !== null && typeof node === "object") {
       for (const [key, item] of Object.entries(node)) {
         const at = path === "" ? key : `${path}.${key}`;
