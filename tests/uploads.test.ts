@@ -146,7 +146,7 @@ describe("image uploads through the REST API", () => {
       ["multipart/form-data", "x"],
       ["multipart/form-data; boundary=b", '{"file":"a.png"}'],
       ["multipart/form-data; boundary=b", cut],
-    ]) {
+    ] as const) {
       const answer = await call<ErrorBody>("POST", "/uploads/image", { key, rawBody: body, headers: { "content-type": contentType } });
       expect([contentType, answer.status]).toEqual([contentType, 400]);
       expect(answer.body).toMatchObject({ success: false, error: { code: "INVALID_FILE", statusCode: 400 } });
