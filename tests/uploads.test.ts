@@ -82,6 +82,7 @@ describe("image uploads through the REST API", () => {
     expect(served.headers.get("content-type")).toBe(sample.contentType);
     expect(served.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect(served.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(served.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
     expect(served.headers.get("content-length")).toBe(String(sample.data.byteLength));
     expect(served.bytes.equals(sample.data)).toBe(true);
   });
