@@ -59,6 +59,15 @@ describe("delivery configuration", () => {
     expect(() => loadConfig({ SEND_BUILD_THREADS: "two" })).toThrow(/SEND_BUILD_THREADS/);
   });
 
+  it("takes attachments of 10 MB an email by default, SEND_ATTACHMENTS_MAX_BYTES up to 28 MB, 0 for none", () => {
+    expect(loadConfig({}).SEND_ATTACHMENTS_MAX_BYTES).toBe(10 * 1024 * 1024);
+    expect(loadConfig({ SEND_ATTACHMENTS_MAX_BYTES: "0" }).SEND_ATTACHMENTS_MAX_BYTES).toBe(0);
+    expect(loadConfig({ SEND_ATTACHMENTS_MAX_BYTES: String(28 * 1024 * 1024) }).SEND_ATTACHMENTS_MAX_BYTES).toBe(28 * 1024 * 1024);
+    for (const bad of [String(28 * 1024 * 1024 + 1), "-1", "ten"]) {
+      expect(() => loadConfig({ SEND_ATTACHMENTS_MAX_BYTES: bad })).toThrow(/SEND_ATTACHMENTS_MAX_BYTES/);
+    }
+  });
+
   it("chooses SMTP by default and SES with MAIL_PROVIDER=ses, which stops without SES_REGION", () => {
     expect(loadConfig({})).toMatchObject({ MAIL_PROVIDER: "smtp", ses: undefined });
     const ses = { MAIL_PROVIDER: "ses", SES_REGION: "eu-west-1", SES_ENDPOINT: "http://127.0.0.1:4566", SES_CONFIGURATION_SET: "herald" };

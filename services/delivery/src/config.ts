@@ -103,6 +103,16 @@ export const configSchema = z
       .int()
       .min(64 * 1024)
       .default(10 * 1024 * 1024),
+    /**
+     * The attachments of one email together, decoded (SPEC.md: 10 MB by default). At most 28 MB, so that an email
+     * with them, base64-encoded, stays within the 40 MB a message may have; 0 refuses attachments.
+     */
+    SEND_ATTACHMENTS_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(28 * 1024 * 1024)
+      .default(10 * 1024 * 1024),
     /** Emails one dispatcher hands to the provider at once. */
     SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(100),
     /**

@@ -122,6 +122,7 @@ try {
     pool,
     nudgeDispatcher: () => dispatcher.nudge(),
     links: { tokens, publicUrl: config.PUBLIC_URL, modeOf: tracking.modeOf },
+    attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
   });
   const sends = createSends({
     db,
@@ -131,6 +132,7 @@ try {
     upsertContact: createContactUpserts(contacts),
     links: tokens,
     publicUrl: config.PUBLIC_URL,
+    attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
   });
   const emailEvents = createEmailEventRecorder({ db, nudgeOutbox: () => relay.nudge() });
   const sesNotifications = createSesNotifications({

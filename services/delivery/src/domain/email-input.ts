@@ -37,8 +37,12 @@ export interface EmailInput {
   workflowId?: string;
 }
 
-/** The issue's limits on attachments (SPEC.md "Limits"): ten files, 10 MB together. */
+/** The issue's limits on attachments (SPEC.md "Limits"): ten files, 10 MB together by default (SEND_ATTACHMENTS_MAX_BYTES). */
 export const attachmentLimits = { count: 10, totalBytes: 10 * 1024 * 1024 } as const;
+
+/** Bytes as a reader counts them: `10 MB`, `512 KB`. */
+const sizeOf = (bytes: number): string =>
+  bytes >= 1024 * 1024 ? `${+(bytes / (1024 * 1024)).toFixed(1)} MB` : `${+(bytes / 1024).toFixed(1)} KB`;
 
 /**
  * Ours (docs/api-decisions.md "POST /v1/send"): SPEC.md bounds each header value, not how many there are;
@@ -105,13 +109,16 @@ export function headerViolations(headers: Record<string, string>): FieldViolatio
   return violations;
 }
 
-/** The attachment rules of SPEC.md: ten files, 10 MB together, each with a one-line name and a MIME type. */
-export function attachmentViolations(attachments: readonly AttachmentInput[]): FieldViolation[] {
+/** The attachment rules of SPEC.md: ten files, `maxBytes` together (10 MB by default), each with a one-line name and a MIME type. */
+export function attachmentViolations(
+  attachments: readonly AttachmentInput[],
+  maxBytes: number = attachmentLimits.totalBytes,
+): FieldViolation[] {
   const violations: FieldViolation[] = [];
   const add = (field: string, message: string, code = "invalid") => violations.push({ field, message, code });
   if (attachments.length > attachmentLimits.count) add("attachments", `must be at most ${attachmentLimits.count}`, "too_big");
   const totalBytes = attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
-  if (totalBytes > attachmentLimits.totalBytes) add("attachments", "must be at most 10 MB together", "too_big");
+  if (totalBytes > maxBytes) add("attachments", `must be at most ${sizeOf(maxBytes)} together`, "too_big");
   attachments.forEach((attachment, index) => {
     if (attachment.filename.length < 1 || attachment.filename.length > 255 || lineBreak.test(attachment.filename)) {
       add(`attachments[${index}].filename`, "must be one line of 1 to 255 characters");
@@ -122,7 +129,7 @@ export function attachmentViolations(attachments: readonly AttachmentInput[]): F
 }
 
 /** What is wrong with an email before it may enter the queue; empty when nothing is. */
-export function emailInputViolations(input: EmailInput): FieldViolation[] {
+export function emailInputViolations(input: EmailInput, attachmentMaxBytes: number = attachmentLimits.totalBytes): FieldViolation[] {
   const violations: FieldViolation[] = [];
   const add = (field: string, message: string, code = "invalid") => violations.push({ field, message, code });
   const mailbox = (field: string, value: MailboxInput | undefined, required: boolean) => {
@@ -154,7 +161,7 @@ export function emailInputViolations(input: EmailInput): FieldViolation[] {
   }
   if (input.html.length < 1) add("html", "must not be empty", "required");
   violations.push(...headerViolations(input.headers ?? {}));
-  violations.push(...attachmentViolations(input.attachments ?? []));
+  violations.push(...attachmentViolations(input.attachments ?? [], attachmentMaxBytes));
   if (input.listUnsubscribe !== undefined) {
     const { url, mailto } = input.listUnsubscribe;
     if (!/^https?:\/\/[^\s<>,]+$/.test(url)) add("listUnsubscribe.url", "must be an http(s) URL without spaces or commas");

@@ -44,6 +44,28 @@ describe("a send request's checks", () => {
     expect(sendRequestViolations(request({ attachments: tooMany })).map((v) => v.field)).toEqual(["attachments"]);
   });
 
+  it("takes attachments up to the configured size together, SPEC.md's 10 MB when none is given", () => {
+    const attachments = (bytes: number) => [{ filename: "a.bin", content: new Uint8Array(bytes), contentType: "application/pdf" }];
+    const megabyte = 1024 * 1024;
+    expect(sendRequestViolations(request({ attachments: attachments(10 * megabyte) }))).toEqual([]);
+    expect(sendRequestViolations(request({ attachments: attachments(10 * megabyte + 1) }))[0]?.message).toBe(
+      "must be at most 10 MB together",
+    );
+    expect(sendRequestViolations(request({ attachments: attachments(20 * megabyte) }), 20 * megabyte)).toEqual([]);
+    expect(sendRequestViolations(request({ attachments: attachments(512 * 1024 + 1) }), 512 * 1024)[0]?.message).toBe(
+      "must be at most 512 KB together",
+    );
+    // The queue's own check takes the same setting.
+    const queued = {
+      to: { email: "a@example.com" },
+      from: { email: "b@example.com" },
+      subject: "s",
+      html: "h",
+      attachments: attachments(1),
+    };
+    expect(emailInputViolations(queued, 0).map((v) => v.field)).toEqual(["attachments"]);
+  });
+
   it("allows at most 100 custom headers", () => {
     const headers = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`X-H${i}`, "v"]));
     expect(sendRequestViolations(request({ headers: headers(100) }))).toEqual([]);

@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { FieldViolation } from "@herald/errors";
 import {
   type AttachmentInput,
+  attachmentLimits,
   attachmentViolations,
   headerViolations,
   isOneLine,
@@ -58,7 +59,7 @@ export const recipientField = (request: Pick<SendRequest, "to">, index: number):
  * Everything about the request that can be checked without the database, field by field
  * (the Liquid and the template come next, in sends.ts).
  */
-export function sendRequestViolations(request: SendRequest): FieldViolation[] {
+export function sendRequestViolations(request: SendRequest, attachmentMaxBytes: number = attachmentLimits.totalBytes): FieldViolation[] {
   const violations: FieldViolation[] = [];
   const nameViolation = (field: string, name: string | undefined) => {
     const found = name === undefined ? undefined : mailboxNameViolation(field, name);
@@ -96,7 +97,7 @@ export function sendRequestViolations(request: SendRequest): FieldViolation[] {
   if (request.replyTo !== undefined && !parseAddress(request.replyTo).ok) {
     violations.push(violation("reply", "must be an email address", "invalid_string"));
   }
-  violations.push(...headerViolations(request.headers), ...attachmentViolations(request.attachments));
+  violations.push(...headerViolations(request.headers), ...attachmentViolations(request.attachments, attachmentMaxBytes));
   const attachmentBytes = request.attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
   if (attachmentBytes * request.to.length > sendLimits.storedAttachmentBytes) {
     violations.push(

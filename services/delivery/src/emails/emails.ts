@@ -74,7 +74,14 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
  * suppressions, and stored as PENDING. Storing the row is the whole acknowledgement: the
  * dispatcher finds it there, whatever happens to this process afterwards.
  */
-export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: () => void; links?: EmailLinks }) {
+export function createEmails(deps: {
+  db: Db;
+  pool: pg.Pool;
+  nudgeDispatcher?: () => void;
+  links?: EmailLinks;
+  /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
+  attachmentMaxBytes?: number;
+}) {
   const { db } = deps;
   // Concurrent enqueues (of /v1/send above all) are stored together: one statement and one commit for many calls.
   const inserts = createGroupCommit<NewEmailRow[], Array<{ id: string; created: boolean }>>({
@@ -128,7 +135,7 @@ export function createEmails(deps: { db: Db; pool: pg.Pool; nudgeDispatcher?: ()
   ): Promise<Array<{ id: string; created: boolean }>> {
     requireProjectId(projectId);
     for (const input of inputs) {
-      const violations = emailInputViolations(input);
+      const violations = emailInputViolations(input, deps.attachmentMaxBytes);
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
     }

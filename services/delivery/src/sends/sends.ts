@@ -69,6 +69,8 @@ export function createSends(deps: {
   upsertContact: UpsertContact;
   links: LinkTokens;
   publicUrl: string;
+  /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
+  attachmentMaxBytes?: number;
 }) {
   const { renderer, emails } = deps;
   const compiled = new Map<string, CompiledTemplate>();
@@ -94,7 +96,7 @@ export function createSends(deps: {
   return {
     async send(projectId: string, request: SendRequest): Promise<{ emails: SentEmail[]; acceptedAt: Date }> {
       requireProjectId(projectId);
-      const violations = sendRequestViolations(request);
+      const violations = sendRequestViolations(request, deps.attachmentMaxBytes);
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
       const template = request.templateId ? await deps.templates.get(projectId, request.templateId) : undefined;
