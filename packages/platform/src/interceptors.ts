@@ -10,17 +10,39 @@ function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
 }
 
+/** A PostgreSQL SQLSTATE, from pg's error or from Prisma's driver adapter error (model API or raw query). */
+function sqlStateOf(error: unknown): string | undefined {
+  const found = error as { code?: unknown; cause?: { code?: unknown }; meta?: { driverAdapterError?: { cause?: { code?: unknown } } } };
+  for (const code of [found?.code, found?.cause?.code, found?.meta?.driverAdapterError?.cause?.code]) {
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/** NUL (U+0000), which PostgreSQL stores neither in text (22021) nor in jsonb (22P05): the caller's value, not our fault. */
+const unstorableCharacterStates = new Set(["22021", "22P05"]);
+
 /**
  * What a handler's error becomes on the wire: domain errors become ConnectErrors
  * with their detail; a unique violation that a handler did not translate becomes
- * AlreadyExists; anything else is logged with its cause and reaches the caller only
- * as "internal error". Batch handlers use it for each failed item.
+ * AlreadyExists; a value PostgreSQL cannot store (a NUL character, which the
+ * gateway refuses for REST but a direct gRPC caller may send) becomes InvalidArgument;
+ * anything else is logged with its cause and reaches the caller only as "internal
+ * error". Batch handlers use it for each failed item.
  */
 export function toConnectError(error: unknown, options: { logger: Logger; procedure: string }): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof DomainError) return domainErrorToConnect(error);
   if (isUniqueViolation(error)) {
     return domainErrorToConnect(new DomainError("conflict", "CONFLICT", "The resource already exists", { cause: error }));
+  }
+  const sqlState = sqlStateOf(error);
+  if (sqlState !== undefined && unstorableCharacterStates.has(sqlState)) {
+    return domainErrorToConnect(
+      new DomainError("invalid-argument", "INVALID_CHARACTER", "A value holds a NUL character (U+0000), which cannot be stored", {
+        cause: error,
+      }),
+    );
   }
   options.logger.error({ err: error, procedure: options.procedure }, "unhandled error in RPC handler");
   return new ConnectError("internal error", Code.Internal);
