@@ -112,6 +112,23 @@ describe("tracking, unsubscribe and the recipient's pages", () => {
     expect(second.headers.get("location")).toBe("https://example.com/ab");
   });
 
+  it("answers a HEAD on a click link with its redirect and records no click: link scanners look that way", async () => {
+    const to = uniqueEmail("scanned");
+    const sent = await send(to, `<p><a href="https://example.com/scanned">Scanned</a></p>`);
+    const [clickUrl] = linksIn((await receivedHtml(to)).html, "/t/c/");
+    if (!clickUrl) throw new Error("no tracked link");
+    const looked = await fetch(clickUrl, { method: "HEAD", redirect: "manual" });
+    expect(looked.status).toBe(302);
+    expect(looked.headers.get("location")).toBe("https://example.com/scanned");
+    expect((await fetch(`${stack.gatewayUrl}/t/c/not-a-token`, { method: "HEAD", redirect: "manual" })).status).toBe(404);
+    expect((await get(clickUrl)).status).toBe(302);
+    const clicks = await eventually(async () => {
+      const items = await activityOf(sent.email, "email.click");
+      return items.length > 0 && items;
+    }, 15_000);
+    expect(clicks).toHaveLength(1);
+  });
+
   it("counts a click on an email whose pixel never loaded as its open too", async () => {
     const to = uniqueEmail("click-only");
     const sent = await send(to, `<a href="https://example.com/a">a</a>`);

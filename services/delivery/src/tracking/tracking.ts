@@ -77,6 +77,9 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
       return link.url;
     },
 
+    /** Where a click link leads, recording nothing (a HEAD request is safe: no click). */
+    resolveClick: (token: string): string => read(token, "click").url,
+
     getRecipient: (token: string): Promise<Recipient> => recipientOf(read(token, "recipient")),
 
     setSubscription: (token: string, subscribed: boolean): Promise<Recipient> => recipientOf(read(token, "recipient"), subscribed),

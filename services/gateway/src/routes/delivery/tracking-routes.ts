@@ -55,9 +55,10 @@ export async function registerTrackingRoutes(app: FastifyInstance, deps: { upstr
       return reply.header("content-type", "image/gif").header("cache-control", "no-store, no-cache, must-revalidate, private").send(pixel);
     });
 
-    api.get("/t/c/:token", { config, schema: { tags, summary: "Click redirect", params: Token, hide: true } }, async (request, reply) => {
+    /** The click redirect: GET records the click, HEAD (a link scanner's look) only answers where it leads. */
+    async function clickRedirect(reply: FastifyReply, follow: () => Promise<{ url: string }>) {
       try {
-        const { url } = await tracking.recordClick({ token: request.params.token });
+        const { url } = await follow();
         // As a Location header can carry it: non-ASCII percent-encoded, the host in xn-- form, tabs and line breaks dropped.
         const location = URL.parse(url)?.href;
         if (location === undefined) return html(reply, linkNotFoundPage(), 404);
@@ -66,7 +67,10 @@ export async function registerTrackingRoutes(app: FastifyInstance, deps: { upstr
         if (isLinkNotFound(error)) return html(reply, linkNotFoundPage(), 404);
         throw error;
       }
-    });
+    }
+    const click = { config, exposeHeadRoute: false, schema: { tags, summary: "Click redirect", params: Token, hide: true } };
+    api.get("/t/c/:token", click, (request, reply) => clickRedirect(reply, () => tracking.recordClick({ token: request.params.token })));
+    api.head("/t/c/:token", click, (request, reply) => clickRedirect(reply, () => tracking.resolveClick({ token: request.params.token })));
 
     /** A page of the recipient's: 404 page for a token that does not verify (or a contact deleted since). */
     async function recipientPage(reply: FastifyReply, render: () => Promise<string>) {
