@@ -1,4 +1,4 @@
-// s3rver ships no types: the part of its API the S3 image store's test uses.
+// s3rver ships no types: the part of its API the S3 image store's test uses (services/delivery/src/uploads), type-checked here with every test.
 declare module "s3rver" {
   interface S3rverOptions {
     address?: string;
