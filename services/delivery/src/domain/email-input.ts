@@ -64,11 +64,15 @@ const lineBreak = /[\r\n\0]/;
 /** One header line's worth of text: no CR, LF or NUL. */
 export const isOneLine = (text: string): boolean => !lineBreak.test(text);
 
-/** What is wrong with a display name, if anything: it must be one line of at most 320 characters. */
-export const mailboxNameViolation = (field: string, name: string): FieldViolation | undefined =>
-  isOneLine(name) && name.length <= mailboxNameMaxLength
-    ? undefined
-    : { field, message: `must be one line of at most ${mailboxNameMaxLength} characters`, code: "invalid_string" };
+/** A display name, when there is one, is one line of at most 320 characters. */
+export const mailboxNameViolations = (field: string, name: string | undefined): FieldViolation[] =>
+  name === undefined || (isOneLine(name) && name.length <= mailboxNameMaxLength)
+    ? []
+    : [{ field, message: `must be one line of at most ${mailboxNameMaxLength} characters`, code: "invalid_string" }];
+
+/** The attachments' size together, decoded. */
+export const attachmentBytesOf = (attachments: readonly AttachmentInput[]): number =>
+  attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
 const headerName = /^[\x21-\x39\x3b-\x7e]+$/;
 // Deliberately loose (one @, no spaces or angle brackets, a dot in the domain): /v1/send validates addresses for users.
 const address = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
@@ -117,8 +121,7 @@ export function attachmentViolations(
   const violations: FieldViolation[] = [];
   const add = (field: string, message: string, code = "invalid") => violations.push({ field, message, code });
   if (attachments.length > attachmentLimits.count) add("attachments", `must be at most ${attachmentLimits.count}`, "too_big");
-  const totalBytes = attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
-  if (totalBytes > maxBytes) add("attachments", `must be at most ${sizeOf(maxBytes)} together`, "too_big");
+  if (attachmentBytesOf(attachments) > maxBytes) add("attachments", `must be at most ${sizeOf(maxBytes)} together`, "too_big");
   attachments.forEach((attachment, index) => {
     if (attachment.filename.length < 1 || attachment.filename.length > 255 || lineBreak.test(attachment.filename)) {
       add(`attachments[${index}].filename`, "must be one line of 1 to 255 characters");
@@ -139,8 +142,7 @@ export function emailInputViolations(input: EmailInput, attachmentMaxBytes: numb
     }
     const email = value.email.trim();
     if (!isEmailAddress(email)) add(`${field}.email`, "must be an email address", "invalid_email");
-    const nameViolation = value.name === undefined ? undefined : mailboxNameViolation(`${field}.name`, value.name);
-    if (nameViolation) violations.push(nameViolation);
+    violations.push(...mailboxNameViolations(`${field}.name`, value.name));
   };
   const optionalId = (field: string, value: string | undefined) => {
     if (value !== undefined && value !== "" && !isId(value)) add(field, "must be a uuid");

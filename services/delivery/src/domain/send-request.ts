@@ -2,12 +2,13 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { FieldViolation } from "@herald/errors";
 import {
   type AttachmentInput,
+  attachmentBytesOf,
   attachmentLimits,
   attachmentViolations,
   headerViolations,
   isOneLine,
   type MailboxInput,
-  mailboxNameViolation,
+  mailboxNameViolations,
 } from "./email-input.js";
 import { isId } from "./ids.js";
 import { parseAddress } from "./template-fields.js";
@@ -61,10 +62,6 @@ export const recipientField = (request: Pick<SendRequest, "to">, index: number):
  */
 export function sendRequestViolations(request: SendRequest, attachmentMaxBytes: number = attachmentLimits.totalBytes): FieldViolation[] {
   const violations: FieldViolation[] = [];
-  const nameViolation = (field: string, name: string | undefined) => {
-    const found = name === undefined ? undefined : mailboxNameViolation(field, name);
-    if (found) violations.push(found);
-  };
   if (request.to.length === 0) violations.push(violation("to", "needs at least one recipient", "too_small"));
   if (request.to.length > sendLimits.recipients) {
     violations.push(violation("to", `must name at most ${sendLimits.recipients} recipients`, "too_big"));
@@ -72,7 +69,7 @@ export function sendRequestViolations(request: SendRequest, attachmentMaxBytes: 
   request.to.forEach((recipient, index) => {
     const field = recipientField(request, index);
     if (!parseAddress(recipient.email).ok) violations.push(violation(field, "must be an email address", "invalid_string"));
-    nameViolation(`${field}.name`, recipient.name);
+    violations.push(...mailboxNameViolations(`${field}.name`, recipient.name));
   });
   if (request.templateId !== undefined && !isId(request.templateId)) {
     violations.push(violation("template", "must be a template id (uuid)", "invalid_string"));
@@ -91,15 +88,14 @@ export function sendRequestViolations(request: SendRequest, attachmentMaxBytes: 
   if (request.from !== undefined) {
     const sender = splitMailbox(request.from.email);
     if (!parseAddress(sender.email).ok) violations.push(violation("from", "must be an email address", "invalid_string"));
-    nameViolation("from.name", request.from.name ?? sender.name);
+    violations.push(...mailboxNameViolations("from.name", request.from.name ?? sender.name));
   }
-  nameViolation("name", request.senderName);
+  violations.push(...mailboxNameViolations("name", request.senderName));
   if (request.replyTo !== undefined && !parseAddress(request.replyTo).ok) {
     violations.push(violation("reply", "must be an email address", "invalid_string"));
   }
   violations.push(...headerViolations(request.headers), ...attachmentViolations(request.attachments, attachmentMaxBytes));
-  const attachmentBytes = request.attachments.reduce((sum, attachment) => sum + attachment.content.byteLength, 0);
-  if (attachmentBytes * request.to.length > sendLimits.storedAttachmentBytes) {
+  if (attachmentBytesOf(request.attachments) * request.to.length > sendLimits.storedAttachmentBytes) {
     violations.push(
       violation("attachments", "are stored once for each recipient: at most 40 MB for all recipients of one call together", "too_big"),
     );
