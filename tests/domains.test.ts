@@ -2,7 +2,7 @@ import { createPublicKey, createSign, createVerify, randomUUID } from "node:cryp
 import { testDnsClient } from "@herald/testing";
 import pg from "pg";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { decryptPrivateKey } from "../services/delivery/src/domains/dkim-keys.js";
+import { decryptPrivateKey } from "../services/delivery/src/sending-domains/dkim-keys.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 

@@ -22,7 +22,7 @@ const bounce = (topicArn = testTopicArn) =>
   );
 
 // What is recorded once a message verifies is covered against delivery directly
-// (services/delivery/src/emails/ses-notifications.test.ts), with a certificate of the test's own.
+// (services/delivery/src/feedback/ses-notifications.test.ts), with a certificate of the test's own.
 describe("POST /webhooks/ses", () => {
   it("refuses a body that is not an SNS message with 400, whatever its content type", async () => {
     for (const contentType of ["text/plain; charset=UTF-8", "application/json"]) {

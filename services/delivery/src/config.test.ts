@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { ConfigError } from "@herald/platform";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config.js";
-import { developmentEncryptionKey } from "./domains/dkim-keys.js";
+import { developmentEncryptionKey } from "./sending-domains/dkim-keys.js";
 
 describe("delivery configuration", () => {
   it("reads DNS_SERVERS as ip[:port] entries and the domain check's interval, 5 minutes by default", () => {

@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { commaSeparated, envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
-import { developmentEncryptionKey, parseEncryptionKey } from "./domains/dkim-keys.js";
+import { developmentEncryptionKey, parseEncryptionKey } from "./sending-domains/dkim-keys.js";
 
 /** `host:port` or a bare host, where host is an IP address (`[v6]:port` for IPv6 with a port). */
 const dnsServer = (entry: string): boolean => {

@@ -11,9 +11,8 @@ import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service
 import { VerificationService } from "@herald/proto/herald/delivery/v1/verification_service_pb";
 import { createActivity } from "./activity/activity.js";
 import type { Db } from "./db/client.js";
-import type { Domains } from "./domains/domains.js";
 import type { Emails } from "./emails/emails.js";
-import type { SesNotifications } from "./emails/ses-notifications.js";
+import type { SesNotifications } from "./feedback/ses-notifications.js";
 import { createActivityRpc } from "./rpc/activity-rpc.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
 import { createDomainsRpc } from "./rpc/domains-rpc.js";
@@ -23,6 +22,7 @@ import { createTemplatesRpc } from "./rpc/templates-rpc.js";
 import { createTrackingRpc } from "./rpc/tracking-rpc.js";
 import { createUploadsRpc } from "./rpc/uploads-rpc.js";
 import { createVerificationRpc } from "./rpc/verification-rpc.js";
+import type { Domains } from "./sending-domains/domains.js";
 import type { Sends } from "./sends/sends.js";
 import type { Templates } from "./templates/templates.js";
 import type { Tracking } from "./tracking/tracking.js";

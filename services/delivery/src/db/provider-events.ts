@@ -1,5 +1,5 @@
-import type { ProviderEmailEvent } from "../emails/email-events.js";
 import type { EmailActivityFacts } from "../events/email-activity-outbox.js";
+import type { ProviderEmailEvent } from "../feedback/email-events.js";
 import type { Tx } from "./emails.js";
 
 /** Where each event moves an email's status from, and to; a later event never moves it back (ARCHITECTURE.md "Sending"). */

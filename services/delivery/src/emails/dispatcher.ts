@@ -6,10 +6,10 @@ import { type OutcomeWrite, recordOutcomes } from "../db/outcomes.js";
 import { domainOfAddress } from "../domain/email-input.js";
 import { canRetry, type RetryPolicy, retryDelayMs } from "../domain/send-retry.js";
 import { createKeyedTokenBuckets, createTokenBucket } from "../domain/token-bucket.js";
-import { decryptPrivateKey } from "../domains/dkim-keys.js";
 import { type EmailActivityType, emailActivityEvent } from "../events/email-activity-outbox.js";
 import { type DkimSigningKey, type MailProvider, SendFailure } from "../providers/mail-provider.js";
 import type { OutgoingEmail } from "../providers/message.js";
+import { decryptPrivateKey } from "../sending-domains/dkim-keys.js";
 
 export interface DispatcherOptions {
   db: Db;

@@ -10,7 +10,7 @@ import {
   type DomainsService,
 } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import type { RecordStatus } from "../domain/dns-records.js";
-import type { Domains, DomainView } from "../domains/domains.js";
+import type { Domains, DomainView } from "../sending-domains/domains.js";
 
 const statusToProto: Record<RecordStatus, DnsRecordStatus> = {
   pending: DnsRecordStatus.PENDING,

@@ -15,9 +15,9 @@ import {
   splitMailbox,
 } from "../domain/send-request.js";
 import { parseAddress } from "../domain/template-fields.js";
-import { createVerifiedSenderCache } from "../domains/sender-domain.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
+import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import { liquidFailure } from "../templates/liquid-failure.js";
 import type { Templates } from "../templates/templates.js";
 import type { UpsertContact } from "./contact-upserts.js";

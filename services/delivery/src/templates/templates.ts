@@ -19,7 +19,7 @@ import {
   type TemplateFieldsInput,
   type TemplateType,
 } from "../domain/template-fields.js";
-import { requireVerifiedSenderDomain } from "../domains/sender-domain.js";
+import { requireVerifiedSenderDomain } from "../sending-domains/sender-domain.js";
 import { liquidFailure } from "./liquid-failure.js";
 
 export type Templates = ReturnType<typeof createTemplates>;

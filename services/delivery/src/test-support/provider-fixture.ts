@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { dkimVerify } from "mailauth";
-import { generateDkimKeyPair } from "../domains/dkim-keys.js";
 import { type DkimSigningKey, SendFailure } from "../providers/mail-provider.js";
 import type { OutgoingEmail } from "../providers/message.js";
+import { generateDkimKeyPair } from "../sending-domains/dkim-keys.js";
 
 /** The sending domain and DKIM selector of the provider tests. */
 export const testDomain = "mail.example.com";

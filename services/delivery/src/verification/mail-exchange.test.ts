@@ -1,6 +1,6 @@
 import { startTestDnsServer, type TestDnsServer } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createResolver } from "../domains/txt-lookup.js";
+import { createResolver } from "../sending-domains/txt-lookup.js";
 import { createMailExchangeLookup } from "./mail-exchange.js";
 
 describe("where a domain's mail goes, through DNS_SERVERS", () => {

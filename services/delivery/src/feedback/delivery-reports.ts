@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import PostalMime from "postal-mime";
-import type { ProviderEmailEvent } from "../emails/email-events.js";
+import type { ProviderEmailEvent } from "./email-events.js";
 
 /** What a report received over SMTP says of the email it returns: the event, and how to recognise a repeat. */
 export interface ReceivedReport {

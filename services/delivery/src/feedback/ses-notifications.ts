@@ -1,8 +1,8 @@
 import type { KeyObject } from "node:crypto";
 import { DomainError } from "@herald/errors";
-import { parseSnsMessage, snsUrl, verifySnsSignature } from "../providers/sns-message.js";
 import type { EmailEventRecorder } from "./email-events.js";
 import { readSesEvent } from "./ses-events.js";
+import { parseSnsMessage, snsUrl, verifySnsSignature } from "./sns-message.js";
 
 export type SesNotifications = ReturnType<typeof createSesNotifications>;
 

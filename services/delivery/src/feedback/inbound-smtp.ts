@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@herald/platform";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
-import type { EmailEventRecorder } from "../emails/email-events.js";
 import { type ReceivedReport, readReport } from "./delivery-reports.js";
+import type { EmailEventRecorder } from "./email-events.js";
 import type { ReturnPaths } from "./return-path.js";
 
 /** The processed_events consumer of reports received over SMTP. */

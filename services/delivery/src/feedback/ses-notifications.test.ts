@@ -3,6 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { EmailStatus } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { expectFailure } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Dispatcher } from "../emails/dispatcher.js";
 import {
   type DeliveryHarness,
   emailActivityOf,
@@ -12,7 +13,6 @@ import {
   startDelivery,
   type VerifiedDomain,
 } from "../test-support/delivery-harness.js";
-import type { Dispatcher } from "./dispatcher.js";
 
 let harness: DeliveryHarness;
 let dispatcher: Dispatcher;
