@@ -1,7 +1,14 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 
-export const templateDatabaseName = "herald_test_template";
+/**
+ * Named after this checkout, so that test runs of two checkouts on one server (a CI
+ * clone beside a working tree, two worktrees) never drop each other's template.
+ */
+export const templateDatabaseName = `herald_test_template_${createHash("sha256")
+  .update(new URL("..", import.meta.url).href)
+  .digest("hex")
+  .slice(0, 10)}`;
 
 function withDatabase(databaseUrl: string, database: string): string {
   const url = new URL(databaseUrl);
