@@ -1,4 +1,6 @@
+export * from "./background-loop.js";
 export * from "./batch-calls.js";
+export * from "./cache.js";
 export * from "./config.js";
 export * from "./health.js";
 export * from "./interceptors.js";
