@@ -1,3 +1,4 @@
+import { type BackgroundLoop, createBackgroundLoop } from "@herald/platform";
 import { type Context, context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import type { Consumer, IHeaders, Kafka } from "kafkajs";
 import type { Logger } from "pino";
@@ -203,26 +204,36 @@ export function managedConsumer(options: {
     await consumer?.disconnect().catch(() => {});
     consumer = undefined;
   };
+  let starting: BackgroundLoop | undefined;
   return {
     async start() {
       const deadline = Date.now() + startTimeoutMs;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          consumer = options.create();
-          consumer.on(consumer.events.CRASH, ({ payload }) => {
-            logger.error({ err: payload.error, groupId, restarting: payload.restart }, `${what} crashed`);
-          });
-          await options.run(consumer);
-          return;
-        } catch (error) {
-          await drop();
-          if (!isRetriable(error) || Date.now() > deadline) throw error;
-          logger.warn({ err: error, groupId, attempt }, `${what} could not start yet; retrying`);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
-        }
-      }
+      starting = createBackgroundLoop({
+        name: `${what} (${groupId}) start`,
+        logger,
+        idleMs: 250,
+        maxBackoffMs: 2_000,
+        logEveryFailures: 1,
+        isFatal: (error) => !isRetriable(error) || Date.now() > deadline,
+        pass: async () => {
+          try {
+            consumer = options.create();
+            consumer.on(consumer.events.CRASH, ({ payload }) => {
+              logger.error({ err: payload.error, groupId, restarting: payload.restart }, `${what} crashed`);
+            });
+            await options.run(consumer);
+            return "done" as const;
+          } catch (error) {
+            await drop();
+            throw error;
+          }
+        },
+      });
+      starting.start();
+      await starting.finished;
     },
     async stop() {
+      await starting?.stop();
       await consumer?.disconnect();
       consumer = undefined;
     },

@@ -1,4 +1,4 @@
-import { setTimeout as delay } from "node:timers/promises";
+import { createBackgroundLoop } from "@herald/platform";
 import type { Producer, TopicMessages } from "kafkajs";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -41,22 +41,7 @@ export function createOutboxRelay(options: {
 }): OutboxRelay {
   const { pool, producer, logger } = options;
   const batchSize = options.batchSize ?? 500;
-  const pollIntervalMs = options.pollIntervalMs ?? 500;
-  const lingerMs = options.lingerMs ?? 50;
   let connected = false;
-  let running = false;
-  let loop: Promise<void> | undefined;
-  /** Ends the current sleep early. */
-  let sleeping: AbortController | undefined;
-  let nudged = false;
-  /** Sleeping out the linger: a nudge does not cut it short, a stop does. */
-  let lingering = false;
-
-  async function sleep(ms: number): Promise<void> {
-    sleeping = new AbortController();
-    await delay(ms, undefined, { signal: sleeping.signal }).catch(() => {});
-    sleeping = undefined;
-  }
 
   async function publishBatch(): Promise<number> {
     const client = await pool.connect();
@@ -92,59 +77,34 @@ export function createOutboxRelay(options: {
     }
   }
 
-  async function run(): Promise<void> {
-    let failures = 0;
-    let startedAt = Number.NEGATIVE_INFINITY;
-    /** The last batch was full: more events wait, and they go at once. */
-    let behind = false;
-    while (running) {
-      const lingerLeft = startedAt + lingerMs - performance.now();
-      if (!behind && lingerLeft > 0) {
-        lingering = true;
-        await sleep(lingerLeft);
-        lingering = false;
-        if (!running) return;
-      }
-      nudged = false;
-      startedAt = performance.now();
+  const loop = createBackgroundLoop({
+    name: "outbox relay",
+    logger,
+    idleMs: options.pollIntervalMs ?? 500,
+    minIntervalMs: options.lingerMs ?? 50,
+    pass: async () => {
       try {
-        const published = await publishBatch();
-        if (failures > 0) logger.info({ afterAttempts: failures }, "outbox relay reconnected to Kafka");
-        failures = 0;
-        behind = published === batchSize;
-        if (behind) continue;
+        // A full batch means more events wait: they go at once.
+        return (await publishBatch()) === batchSize ? "busy" : "idle";
       } catch (error) {
-        failures++;
-        if (failures === 1 || failures % 20 === 0) {
-          logger.warn({ err: error, attempts: failures }, "outbox relay cannot publish; events wait in the outbox");
-        }
+        // Events wait in the outbox meanwhile; the producer reconnects on the next pass.
         connected = false;
         await producer.disconnect().catch(() => {});
+        throw error;
       }
-      if (nudged && failures === 0) continue;
-      await sleep(failures === 0 ? pollIntervalMs : Math.min(pollIntervalMs * 2 ** failures, 10_000));
-    }
-  }
+    },
+  });
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
-    nudge() {
-      nudged = true;
-      if (!lingering) sleeping?.abort();
-    },
+    start: () => loop.start(),
+    nudge: () => loop.nudge(),
     async flush() {
       let total = 0;
       for (let published = -1; published !== 0; total += published) published = await publishBatch();
       return total;
     },
     async stop() {
-      running = false;
-      sleeping?.abort();
-      await loop;
+      await loop.stop();
       if (connected) await producer.disconnect();
       connected = false;
     },

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Logger } from "@herald/platform";
+import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
 import type { JobRunner } from "./job-runner.js";
 
 export interface JobWorker {
@@ -28,63 +28,42 @@ export function createJobWorker(options: {
 }): JobWorker {
   const { runners, logger, pollIntervalMs } = options;
   const name = options.name ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const stopping = new AbortController();
-  const sleepers = new Set<() => void>();
-  let loops: Promise<void>[] = [];
+  let loops: BackgroundLoop[] = [];
 
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      sleepers.add(wake);
-    });
-  }
-
-  async function runNext(owner: string): Promise<boolean> {
+  async function runNext(owner: string, signal: AbortSignal): Promise<boolean> {
     for (const runner of runners) {
       const job = await runner.claim(owner);
       if (!job) continue;
       const started = performance.now();
       logger.debug({ kind: runner.kind, jobId: job.id, owner }, "job claimed");
-      await job.run(stopping.signal);
+      await job.run(signal);
       logger.debug({ kind: runner.kind, jobId: job.id, ms: Math.round(performance.now() - started) }, "job run ended");
       return true;
     }
     return false;
   }
 
-  async function loop(owner: string): Promise<void> {
-    let failures = 0;
-    while (!stopping.signal.aborted) {
-      try {
-        const ran = await runNext(owner);
-        failures = 0;
-        if (!ran) await sleep(pollIntervalMs);
-      } catch (error) {
-        // The job stays leased and is retried when the lease runs out (up to maxJobAttempts); back off meanwhile.
-        failures++;
-        logger.error({ err: error, owner, failures }, "job worker failed; retrying");
-        await sleep(Math.min(pollIntervalMs * 2 ** failures, 10_000));
-      }
-    }
-  }
-
   return {
     start() {
       if (loops.length > 0) return;
-      loops = Array.from({ length: options.concurrency }, (_, index) => loop(`${name}/${index}`));
+      loops = Array.from({ length: options.concurrency }, (_, index) => {
+        const owner = `${name}/${index}`;
+        return createBackgroundLoop({
+          name: `job worker ${owner}`,
+          logger,
+          idleMs: pollIntervalMs,
+          // A failed claim or run leaves its job leased; it is retried when the lease runs out (up to maxJobAttempts).
+          logEveryFailures: 1,
+          pass: async (signal) => ((await runNext(owner, signal)) ? "busy" : "idle"),
+        });
+      });
+      for (const loop of loops) loop.start();
     },
     nudge() {
-      for (const wake of sleepers) wake();
+      for (const loop of loops) loop.nudge();
     },
     async stop() {
-      stopping.abort();
-      for (const wake of sleepers) wake();
-      await Promise.all(loops);
+      await Promise.all(loops.map((loop) => loop.stop()));
       loops = [];
     },
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { decodeEnvelope, topics } from "@herald/kafka";
-import type { Logger } from "@herald/platform";
+import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Consumer, Kafka } from "kafkajs";
 
 /**
@@ -11,14 +11,18 @@ import type { Consumer, Kafka } from "kafkajs";
  */
 export function createLifecycleListener(options: { kafka: Kafka; logger: Logger; onProjectChanged: (projectId: string) => void }) {
   let consumer: Consumer | undefined;
-  let stopped = false;
   let markJoined: () => void = () => {};
   const joined = new Promise<void>((resolve) => {
     markJoined = resolve;
   });
 
-  async function run(): Promise<void> {
-    for (let attempt = 1; !stopped; attempt++) {
+  const following = createBackgroundLoop({
+    name: "project lifecycle listener",
+    logger: options.logger,
+    idleMs: 1_000,
+    maxBackoffMs: 15_000,
+    logEveryFailures: 10,
+    pass: async () => {
       try {
         consumer = options.kafka.consumer({ groupId: `gateway.cache.${randomUUID()}` });
         consumer.on(consumer.events.GROUP_JOIN, () => markJoined());
@@ -34,26 +38,24 @@ export function createLifecycleListener(options: { kafka: Kafka; logger: Logger;
             }
           },
         });
-        return;
+        return "done" as const;
       } catch (error) {
-        if (attempt === 1 || attempt % 10 === 0) {
-          options.logger.warn({ err: error, attempt }, "cannot follow project lifecycle events yet; cached keys expire by TTL meanwhile");
-        }
+        // Cached keys expire by their TTL meanwhile.
         await consumer?.disconnect().catch(() => {});
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000 * attempt, 15_000)));
+        throw error;
       }
-    }
-  }
+    },
+  });
 
   return {
     /** Starts in the background: the gateway serves while Kafka is away. */
     start(): void {
-      void run();
+      following.start();
     },
     /** Resolves once the listener receives events (its consumer joined its group). */
     joined: () => joined,
     async stop(): Promise<void> {
-      stopped = true;
+      await following.stop();
       await consumer?.disconnect();
     },
   };
