@@ -1,11 +1,11 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { createCache } from "./cache.js";
+import { createCache, createLoadingCache } from "./cache.js";
 
 /** A cache over a slow lookup that counts its loads. */
 function countingCache(options: { ttlMs?: number; max?: number; ttlOf?: (value: string | undefined) => number } = {}) {
   const loads: string[] = [];
-  const cache = createCache<string, string | undefined>({
+  const cache = createLoadingCache<string, string | undefined>({
     max: options.max ?? 100,
     ttlMs: options.ttlMs ?? 60_000,
     ttlOf: options.ttlOf,
@@ -19,7 +19,7 @@ function countingCache(options: { ttlMs?: number; max?: number; ttlOf?: (value: 
   return { cache, loads };
 }
 
-describe("createCache", () => {
+describe("createLoadingCache", () => {
   it("loads a key once for concurrent callers, and serves it from memory afterwards", async () => {
     const { cache, loads } = countingCache();
     const answers = await Promise.all([cache.get("a"), cache.get("a"), cache.get("a")]);
@@ -72,5 +72,17 @@ describe("createCache", () => {
     expect(cache.size).toBe(3);
     await cache.get("p2-a"); // the least recently used, pushed out
     expect(loads.filter((key) => key === "p2-a")).toHaveLength(2);
+  });
+});
+
+describe("createCache", () => {
+  it("keeps what is set until its time to live has passed on the given clock", () => {
+    let now = 0;
+    const cache = createCache<string, Set<string>>({ max: 10, ttlMs: 1_000, now: () => now });
+    cache.set("p", new Set(["age"]));
+    cache.peek("p")?.add("vip");
+    expect([...(cache.peek("p") ?? [])]).toEqual(["age", "vip"]);
+    now = 1_001;
+    expect(cache.peek("p")).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { createCache } from "@herald/platform";
 import type { JsonObject } from "../domain/contact-data.js";
 import { type FieldType, inferFieldType } from "../domain/field-type.js";
 
@@ -16,21 +17,11 @@ export interface KnownFields {
 }
 
 export function createKnownFields(options: { ttlMs: number; maxProjects?: number; now?: () => number }): KnownFields {
-  const maxProjects = options.maxProjects ?? 10_000;
-  const now = options.now ?? Date.now;
-  const projects = new Map<string, { keys: Set<string>; expiresAt: number }>();
-
-  function keysOf(projectId: string): Set<string> | undefined {
-    const entry = projects.get(projectId);
-    if (!entry) return undefined;
-    if (entry.expiresAt > now()) return entry.keys;
-    projects.delete(projectId);
-    return undefined;
-  }
+  const projects = createCache<string, Set<string>>({ max: options.maxProjects ?? 10_000, ttlMs: options.ttlMs, now: options.now });
 
   return {
     unregistered(projectId, values) {
-      const known = keysOf(projectId);
+      const known = projects.peek(projectId);
       const fields: Array<{ key: string; type: FieldType }> = [];
       for (const [key, value] of Object.entries(values)) {
         if (value !== null && !known?.has(key)) fields.push({ key, type: inferFieldType(value) });
@@ -39,18 +30,16 @@ export function createKnownFields(options: { ttlMs: number; maxProjects?: number
     },
     remember(projectId, keys) {
       if (keys.length === 0 || options.ttlMs <= 0) return;
-      let known = keysOf(projectId);
+      let known = projects.peek(projectId);
       if (!known) {
-        // Map order is insertion order: the first entry is the oldest project.
-        if (projects.size >= maxProjects) projects.delete(projects.keys().next().value ?? "");
         known = new Set();
-        projects.set(projectId, { keys: known, expiresAt: now() + options.ttlMs });
+        projects.set(projectId, known);
       }
       for (const key of keys) known.add(key);
     },
     forget(projectId, key) {
       if (key === undefined) projects.delete(projectId);
-      else projects.get(projectId)?.keys.delete(key);
+      else projects.peek(projectId)?.delete(key);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { createCache } from "@herald/platform";
 
 export interface SessionFacts {
   userId: string;
@@ -11,23 +12,20 @@ export interface SessionFacts {
  * many requests asks identity once. Logout on this replica forgets the session at
  * once; other replicas trust it at most for the TTL.
  */
-export function createSessionCache(ttlMs: number, now: () => number = Date.now) {
-  const entries = new Map<string, { facts: SessionFacts; expiresAt: number; tokenHash: string }>();
+export function createSessionCache(ttlMs: number, now?: () => number) {
+  const entries = createCache<string, { facts: SessionFacts; tokenHash: string }>({ max: 10_000, ttlMs, now });
   const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
   const keyOf = (token: string, projectId: string) => `${hashOf(token)}:${projectId}`;
   return {
     get(token: string, projectId: string): SessionFacts | undefined {
-      const entry = entries.get(keyOf(token, projectId));
-      if (!entry || entry.expiresAt <= now()) return undefined;
-      return entry.facts;
+      return entries.peek(keyOf(token, projectId))?.facts;
     },
     set(token: string, projectId: string, facts: SessionFacts): void {
-      if (entries.size > 10_000) entries.clear();
-      entries.set(keyOf(token, projectId), { facts, expiresAt: now() + ttlMs, tokenHash: hashOf(token) });
+      entries.set(keyOf(token, projectId), { facts, tokenHash: hashOf(token) });
     },
     forget(token: string): void {
       const tokenHash = hashOf(token);
-      for (const [key, entry] of entries) if (entry.tokenHash === tokenHash) entries.delete(key);
+      entries.deleteWhere((entry) => entry.tokenHash === tokenHash);
     },
   };
 }
