@@ -42,8 +42,11 @@ export async function startService(
   infra: InfrastructureUrls,
   port?: number,
   env: NodeJS.ProcessEnv = {},
-  /** How long it may take to serve: longer after a crash, when its consumer groups wait for the dead member's session to lapse. */
-  timeoutMs?: number,
+  /**
+   * How long it may take to serve: longer after a crash, when its consumer groups wait for the dead member's
+   * session to lapse. By default a minute, since a busy machine starts six Node processes slowly.
+   */
+  timeoutMs = 60_000,
 ): Promise<{ process: ServiceProcess; url: string }> {
   const url = `http://127.0.0.1:${port ?? (await freePort())}`;
   const process = spawnService({
