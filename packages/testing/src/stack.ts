@@ -122,6 +122,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     await stopServices();
   };
   await waitUntil(async () => (await fetch(`${gatewayUrl}/health`)).status === 200, {
+    timeoutMs: timeoutMs ?? 60_000,
     describe: () => `gateway did not become healthy:\n${gateway.output()}`,
   }).catch(async (error: unknown) => {
     await stop();
