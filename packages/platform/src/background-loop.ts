@@ -22,7 +22,10 @@ export interface BackgroundLoopOptions {
   idleMs: number;
   /** Each sleep is stretched or shrunk by up to this fraction at random, so that replicas drift apart. Default 0.1. */
   jitter?: number;
-  /** After a failed pass the loop waits idleMs × 2^(failures−1), at most this long; nudges do not cut it short. Default 10 s. */
+  /**
+   * After a failed pass the loop waits idleMs × 2^(failures−1), at most this long (or idleMs, if longer);
+   * nudges do not cut it short. Default 10 s.
+   */
   maxBackoffMs?: number;
   /** The first failure is logged, and then every Nth in a row. Default 20. */
   logEveryFailures?: number;
@@ -57,7 +60,7 @@ export interface BackgroundLoop {
 export function createBackgroundLoop(options: BackgroundLoopOptions): BackgroundLoop {
   const { logger, name } = options;
   const jitter = options.jitter ?? 0.1;
-  const maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  const maxBackoffMs = Math.max(options.maxBackoffMs ?? 10_000, options.idleMs);
   const logEvery = options.logEveryFailures ?? 20;
   const minIntervalMs = options.minIntervalMs ?? 0;
   const stopping = new AbortController();

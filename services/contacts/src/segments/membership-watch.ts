@@ -1,4 +1,4 @@
-import type { Logger } from "@herald/platform";
+import { createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { claimDueTrackedSegments, listTrackedSegments, type SegmentRow } from "../db/segments.js";
 import { evaluateMembership } from "./membership.js";
@@ -28,7 +28,6 @@ export function createMembershipWatch(options: { db: Db; logger: Logger; interva
   const { db, logger } = options;
   const pending = new Map<string, Set<string>>();
   let flushTimer: NodeJS.Timeout | undefined;
-  let scheduleTimer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let stopped = true;
 
@@ -55,34 +54,31 @@ export function createMembershipWatch(options: { db: Db; logger: Logger; interva
     }
   }
 
-  async function scheduledPass(): Promise<void> {
-    try {
-      for (;;) {
-        const due = await claimDueTrackedSegments(db, options.intervalMs, scheduleBatch);
-        for (const segment of due) {
-          if (stopped) return;
-          await evaluate(segment);
-        }
-        if (due.length < scheduleBatch) return;
-      }
-    } catch (error) {
-      logger.warn({ err: error }, "scheduled segment evaluation failed");
-    }
-  }
-
   /** One evaluation at a time per process: the immediate and the scheduled path never race each other here. */
-  function enqueue(work: () => Promise<void>): void {
-    running = running.then(work);
+  function serialized<T>(work: () => Promise<T>): Promise<T> {
+    const result = running.then(work);
+    running = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
   }
 
-  function schedule(): void {
-    scheduleTimer = setTimeout(() => {
-      enqueue(scheduledPass);
-      running.then(() => {
-        if (!stopped) schedule();
-      });
-    }, options.intervalMs);
+  async function scheduledPass(signal: AbortSignal): Promise<PassOutcome> {
+    const due = await claimDueTrackedSegments(db, options.intervalMs, scheduleBatch);
+    for (const segment of due) {
+      if (signal.aborted) return "idle";
+      await evaluate(segment);
+    }
+    return due.length < scheduleBatch ? "idle" : "busy";
   }
+
+  const schedule = createBackgroundLoop({
+    name: "scheduled segment evaluation",
+    logger,
+    idleMs: options.intervalMs,
+    pass: (signal) => serialized(() => scheduledPass(signal)),
+  });
 
   return {
     contactsChanged(projectId, contactIds) {
@@ -90,20 +86,19 @@ export function createMembershipWatch(options: { db: Db; logger: Logger; interva
       const ids = pending.get(projectId) ?? new Set<string>();
       for (const id of contactIds) ids.add(id);
       pending.set(projectId, ids);
-      flushTimer ??= setTimeout(() => enqueue(flush), options.settleMs);
+      flushTimer ??= setTimeout(() => void serialized(flush), options.settleMs);
     },
 
     start() {
       stopped = false;
-      enqueue(scheduledPass);
-      schedule();
+      schedule.start();
     },
 
     async stop() {
       stopped = true;
       clearTimeout(flushTimer);
-      clearTimeout(scheduleTimer);
       pending.clear();
+      await schedule.stop();
       await running;
     },
   };
