@@ -104,7 +104,7 @@ describe("createBackgroundLoop", () => {
         await delay(50);
         sawAbort = signal.aborted;
         finishedPass = true;
-        return "busy";
+        return "busy" as const;
       },
     });
     loop.start();
