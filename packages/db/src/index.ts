@@ -3,3 +3,4 @@ export * from "./group-commit.js";
 export * from "./migrations.js";
 export * from "./prisma-adapter.js";
 export * from "./sql-pool.js";
+export * from "./unique-violation.js";
