@@ -21,6 +21,12 @@ describe("configuration is validated at start", () => {
     expect(output).toContain("CONTACTS_URL");
   });
 
+  it("stops a service with a MIGRATE_ON_START that is not a boolean, naming the variable", async () => {
+    const { code, output } = await startupFailure("contacts", { MIGRATE_ON_START: "sometimes" });
+    expect(code).toBe(1);
+    expect(output).toContain("MIGRATE_ON_START");
+  });
+
   it("stops the gateway with a port that is not a number, naming the variable", async () => {
     const { code, output } = await startupFailure("gateway", { GATEWAY_PORT: "eighty" });
     expect(code).toBe(1);

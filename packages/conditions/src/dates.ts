@@ -29,9 +29,9 @@ const time = "T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]([.][0-9]{3})?Z";
 
 /**
  * `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[.sss]Z` naming a real day (leap years
- * included) and time, in the years 0100–9999: the contacts service's type
- * inference (Date.UTC maps years before 0100 to 19xx) takes no earlier date
- * either. Written for both JavaScript and PostgreSQL regular expressions.
+ * included) and time, in the years 0100–9999: the one rule of SPEC.md's type
+ * inference, by which the contacts service types data and conditions compare dates.
+ * Written for both JavaScript and PostgreSQL regular expressions.
  */
 export const isoDatePattern = `^(${year}-${monthAndDay}|${leapYear}-02-29)(${time})?$`;
 

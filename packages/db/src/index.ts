@@ -2,4 +2,6 @@ export * from "./database-url.js";
 export * from "./group-commit.js";
 export * from "./migrations.js";
 export * from "./prisma-adapter.js";
+export * from "./service-schema.js";
 export * from "./sql-pool.js";
+export * from "./unique-violation.js";

@@ -5,3 +5,5 @@ import { poolConfigOf } from "./database-url.js";
 export function createPrismaAdapter(databaseUrl: string, schema: string, poolSize = 10): PrismaPg {
   return new PrismaPg(poolConfigOf(databaseUrl, schema, poolSize), { schema });
 }
+
+export type { PrismaPg };

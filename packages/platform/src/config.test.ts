@@ -10,6 +10,8 @@ describe("parseConfig", () => {
     expect(config.DATABASE_URL).toBe("postgresql://postgres@127.0.0.1:5432/herald");
     expect(config.KAFKA_BROKERS).toEqual(["127.0.0.1:9092"]);
     expect(portOfUrl(config.CONTACTS_URL)).toBe(50052);
+    expect(config.MIGRATE_ON_START).toBe(true);
+    expect(parseConfig(schema, { MIGRATE_ON_START: "false" }).MIGRATE_ON_START).toBe(false);
   });
 
   it("names every bad variable", () => {

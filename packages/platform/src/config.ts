@@ -63,6 +63,8 @@ export const serviceUrls = {
 /** The variables every data-owning service reads. */
 export const serviceEnvironment = {
   DATABASE_URL: postgresUrl.default("postgresql://postgres@127.0.0.1:5432/herald"),
+  /** Whether the service applies its migrations as it starts; off where a job of its own migrates first (a Helm hook). */
+  MIGRATE_ON_START: envBoolean(true),
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
   KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
   /**

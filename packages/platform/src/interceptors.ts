@@ -1,14 +1,10 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { isUniqueViolation } from "@herald/db/unique-violation";
 import { DomainError, domainErrorToConnect } from "@herald/errors";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Logger } from "./logger.js";
 
 const tracer = () => trace.getTracer("herald-rpc");
-
-/** Prisma's unique-constraint error, recognised without importing any service's client. */
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
-}
 
 /** A PostgreSQL SQLSTATE, from pg's error or from Prisma's driver adapter error (model API or raw query). */
 function sqlStateOf(error: unknown): string | undefined {

@@ -1,8 +1,8 @@
-import { applyMigrations, createSqlPool, schemaOf } from "@herald/db";
+import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay } from "@herald/kafka";
 import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { loadConfig } from "./config.js";
-import { createDb } from "./db/client.js";
+import { prismaClientOn } from "./db/client.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -10,21 +10,26 @@ try {
   const config = loadConfig();
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   const telemetry = startTelemetry({ serviceName: name });
-  const schema = schemaOf(config.DATABASE_URL, name);
-  await applyMigrations({
-    databaseUrl: config.DATABASE_URL,
+  const {
     schema,
+    db,
+    pool,
+    close: closeDatabase,
+  } = await openServiceSchema({
+    name,
+    databaseUrl: config.DATABASE_URL,
+    migrate: config.MIGRATE_ON_START,
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
+    createClient: prismaClientOn,
+    logger,
   });
-  const db = createDb(config.DATABASE_URL, schema);
-  const pool = createSqlPool(config.DATABASE_URL, schema, (error) => logger.warn({ err: error }, "an idle database connection failed"), 2);
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url) });
   const port = await server.listen(portOfUrl(config.CAMPAIGNS_URL), config.LISTEN_HOST);
   relay.start();
   logger.info({ port, schema }, `${name} listening`);
-  onShutdown(logger, [() => server.close(), () => relay.stop(), () => db.$disconnect(), () => pool.end(), () => telemetry.shutdown()]);
+  onShutdown(logger, [() => server.close(), () => relay.stop(), closeDatabase, () => telemetry.shutdown()]);
 } catch (error) {
   exitOnStartupError(name, error);
 }

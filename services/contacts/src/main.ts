@@ -1,9 +1,9 @@
-import { applyMigrations, schemaOf } from "@herald/db";
+import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
-import { createDatabase } from "./db/client.js";
+import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createThrottledNudge } from "./events/outbox-nudge.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
@@ -17,19 +17,16 @@ try {
   const config = loadConfig();
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   const telemetry = startTelemetry({ serviceName: name });
-  const schema = schemaOf(config.DATABASE_URL, name);
-  await applyMigrations({
+  const database = await openServiceSchema({
+    name,
     databaseUrl: config.DATABASE_URL,
-    schema,
+    migrate: config.MIGRATE_ON_START,
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
-  });
-  const database = createDatabase({
-    databaseUrl: config.DATABASE_URL,
-    schema,
+    createClient: prismaClientOn,
     poolSize: config.DATABASE_POOL_SIZE,
-    onError: (error) => logger.warn({ err: error }, "an idle database connection failed"),
+    logger,
   });
-  const { db } = database;
+  const { schema, db } = database;
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();

@@ -1,10 +1,10 @@
-import { applyMigrations, createSqlPool, schemaOf } from "@herald/db";
+import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import { loadConfig } from "./config.js";
-import { createDb } from "./db/client.js";
+import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
@@ -39,16 +39,24 @@ try {
   if (config.dkimEncryptionKeyIsDevelopment) {
     logger.warn("DKIM_ENCRYPTION_KEY is not set: DKIM keys are encrypted with the public development key");
   }
-  const schema = schemaOf(config.DATABASE_URL, name);
-  await applyMigrations({
-    databaseUrl: config.DATABASE_URL,
+  const {
     schema,
+    db,
+    pool,
+    close: closeDatabase,
+  } = await openServiceSchema({
+    name,
+    databaseUrl: config.DATABASE_URL,
+    migrate: config.MIGRATE_ON_START,
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
+    createClient: prismaClientOn,
+    // The dispatcher's claims and the send queue's writes on connections of their own, never behind a request's Prisma statement.
+    sqlPoolSize: 4,
+    logger,
   });
-  const db = createDb(config.DATABASE_URL, schema);
-  const onIdleError = (error: Error) => logger.warn({ err: error }, "an idle database connection failed");
-  const pool = createSqlPool(config.DATABASE_URL, schema, onIdleError);
-  const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, onIdleError);
+  const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, (error) =>
+    logger.warn({ err: error }, "an idle database connection failed"),
+  );
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
   await admin.connect();
@@ -181,8 +189,7 @@ try {
     },
     () => lifecycle.stop(),
     () => relay.stop(),
-    () => db.$disconnect(),
-    () => pool.end(),
+    closeDatabase,
     () => outcomesPool.end(),
     () => telemetry.shutdown(),
   ]);

@@ -1,10 +1,10 @@
-import { applyMigrations, createSqlPool, schemaOf } from "@herald/db";
+import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { Redis } from "ioredis";
 import { createStripePayments } from "./billing/stripe-payments.js";
 import { loadConfig } from "./config.js";
-import { createDb } from "./db/client.js";
+import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { build } from "./server.js";
 
@@ -14,14 +14,19 @@ try {
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   if (config.jwtSecretGenerated) logger.warn("JWT_SECRET is not set: sessions are signed with a random key and end when this process does");
   const telemetry = startTelemetry({ serviceName: name });
-  const schema = schemaOf(config.DATABASE_URL, name);
-  await applyMigrations({
-    databaseUrl: config.DATABASE_URL,
+  const {
     schema,
+    db,
+    pool,
+    close: closeDatabase,
+  } = await openServiceSchema({
+    name,
+    databaseUrl: config.DATABASE_URL,
+    migrate: config.MIGRATE_ON_START,
     migrationsDir: new URL("../prisma/migrations", import.meta.url).pathname,
+    createClient: prismaClientOn,
+    logger,
   });
-  const db = createDb(config.DATABASE_URL, schema);
-  const pool = createSqlPool(config.DATABASE_URL, schema, (error) => logger.warn({ err: error }, "an idle database connection failed"), 2);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const admin = kafka.admin();
@@ -58,8 +63,7 @@ try {
     () => server.close(),
     () => emailActivity.stop(),
     () => relay.stop(),
-    () => db.$disconnect(),
-    () => pool.end(),
+    closeDatabase,
     async () => void (await redis.quit()),
     () => telemetry.shutdown(),
   ]);

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isUniqueViolation } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Db } from "../db/client.js";
 import { registerFields } from "../db/contact-fields.js";
@@ -14,7 +15,6 @@ import {
   updateContact,
 } from "../db/contacts.js";
 import { insertContactEvents } from "../db/event-records.js";
-import { isUniqueViolation } from "../db/unique-violation.js";
 import { type DataPatch, type JsonObject, patchOfData } from "../domain/contact-data.js";
 import { type ContactOrder, type ContactPosition, contactCursorOf, isContactPositionIn } from "../domain/contact-order.js";
 import { normalizeEmail } from "../domain/email-address.js";

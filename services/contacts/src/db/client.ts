@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import { poolConfigOf } from "@herald/db";
-import { PrismaPg } from "@prisma/adapter-pg";
-import pg from "pg";
+import { connectServiceSchema, type PrismaPg, type ServiceSchema } from "@herald/db";
+import type pg from "pg";
 import { type Prisma, PrismaClient } from "./generated/client.js";
 
 export type Db = PrismaClient;
@@ -19,31 +18,14 @@ export type Reader = Db | Tx;
  */
 export type SqlPool = pg.Pool;
 
-export interface Database {
-  db: Db;
-  pool: SqlPool;
-  close(): Promise<void>;
-}
+export type Database = ServiceSchema<Db>;
 
-export function createDatabase(options: {
-  databaseUrl: string;
-  schema: string;
-  poolSize?: number;
-  onError?: (error: Error) => void;
-}): Database {
-  const pool = new pg.Pool(poolConfigOf(options.databaseUrl, options.schema, options.poolSize ?? 10));
-  // An idle connection the server dropped: the pool discards it and opens another when needed.
-  pool.on("error", (error) => options.onError?.(error));
-  const db = new PrismaClient({ adapter: new PrismaPg(pool, { schema: options.schema }) });
-  return {
-    db,
-    pool,
-    async close() {
-      await db.$disconnect();
-      await pool.end();
-    },
-  };
-}
+/** This service's client on the given connections: openServiceSchema's `createClient`. */
+export const prismaClientOn = (adapter: PrismaPg): Db => new PrismaClient({ adapter });
+
+/** The client and the pool it runs on, on a schema already migrated (tests). */
+export const createDatabase = (options: { databaseUrl: string; schema: string; poolSize?: number }): Database =>
+  connectServiceSchema({ ...options, createClient: prismaClientOn });
 
 /**
  * Runs a statement built with Prisma.sql on the pool, without Prisma, as a named

@@ -1,5 +1,4 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { createEventConsumer, type EventConsumer, topics } from "@herald/kafka";
+import { createProjectWipeConsumer, type EventConsumer } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
@@ -23,21 +22,11 @@ export function createProjectLifecycleConsumer(deps: {
   groupId?: string;
   fromBeginning?: boolean;
 }): EventConsumer {
-  return createEventConsumer({
-    kafka: deps.kafka,
+  return createProjectWipeConsumer({
+    ...deps,
     groupId: deps.groupId ?? projectLifecycleGroupId,
-    topics: [topics.projectLifecycle],
-    db: deps.db,
-    logger: deps.logger,
-    fromBeginning: deps.fromBeginning,
-    handle: async (event, tx) => {
-      if (event.type !== "project.reset" && event.type !== "project.deleted") return;
-      if (!isId(event.projectId)) {
-        deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping a lifecycle event of a malformed project id");
-        return;
-      }
-      const cutoff = event.type === "project.reset" ? (event.occurredAt ? timestampDate(event.occurredAt) : new Date()) : null;
-      await requestProjectWipe(tx, { projectId: event.projectId, reason: event.type, cutoff });
-    },
+    isProjectId: isId,
+    wipe: ({ projectId, reason, occurredAt }, tx) =>
+      requestProjectWipe(tx, { projectId, reason, cutoff: reason === "project.reset" ? occurredAt : null }),
   });
 }

@@ -20,10 +20,6 @@ export interface CheckResult {
   dmarcStatus: RecordStatus;
 }
 
-/** Prisma's code for a unique index that refused the write (the same name in the same project). */
-export const isUniqueViolation = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
-
 export const insertDomain = (db: Db, row: NewDomain): Promise<DomainRow> => db.domain.create({ data: row });
 
 export const findDomain = (db: Db, projectId: string, id: string): Promise<DomainRow | null> =>

@@ -1,4 +1,4 @@
-import { createEventConsumer, type EventConsumer, topics } from "@herald/kafka";
+import { createProjectWipeConsumer, type EventConsumer } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import { deleteProjectActivity } from "../db/activity.js";
@@ -27,30 +27,22 @@ export function createProjectLifecycleConsumer(deps: {
   /** Tests with a group of their own read the topic from its start. */
   fromBeginning?: boolean;
 }): EventConsumer {
-  return createEventConsumer({
-    kafka: deps.kafka,
+  return createProjectWipeConsumer({
+    ...deps,
     groupId: deps.groupId ?? projectLifecycleGroupId,
-    topics: [topics.projectLifecycle],
-    db: deps.db,
-    logger: deps.logger,
-    fromBeginning: deps.fromBeginning,
-    handle: async (event, tx) => {
-      if (event.type !== "project.deleted" && event.type !== "project.reset") return;
-      if (!isId(event.projectId)) {
-        deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping a lifecycle event of a malformed project id");
-        return;
-      }
+    isProjectId: isId,
+    wipe: async ({ projectId, reason }, tx) => {
       // The activity feed and send analytics are the project's data: a reset wipes them as a delete does.
-      await deleteProjectActivity(tx, event.projectId);
-      if (event.type === "project.reset") return;
-      await deleteProjectDomains(tx, event.projectId);
-      await deleteProjectTemplates(tx, event.projectId);
+      await deleteProjectActivity(tx, projectId);
+      if (reason === "project.reset") return;
+      await deleteProjectDomains(tx, projectId);
+      await deleteProjectTemplates(tx, projectId);
       // Its queued emails too: with its domains gone they could only fail, and the sent ones are the project's data.
-      await tx.email.deleteMany({ where: { projectId: event.projectId } });
-      await tx.suppression.deleteMany({ where: { projectId: event.projectId } });
-      await tx.projectSettings.deleteMany({ where: { projectId: event.projectId } });
+      await tx.email.deleteMany({ where: { projectId } });
+      await tx.suppression.deleteMany({ where: { projectId } });
+      await tx.projectSettings.deleteMany({ where: { projectId } });
       // Not part of the transaction, but idempotent: should it fail, the rows roll back and the event comes again.
-      await deps.uploads?.deleteProject(event.projectId);
+      await deps.uploads?.deleteProject(projectId);
     },
   });
 }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { isUniqueViolation } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
@@ -11,7 +12,6 @@ import {
   findDomain,
   hasDomain,
   insertDomain,
-  isUniqueViolation,
   listDomains,
   saveCheck,
 } from "../db/domains.js";

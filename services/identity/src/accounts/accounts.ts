@@ -1,10 +1,10 @@
+import { isUniqueViolation } from "@herald/db";
 import { DomainError } from "@herald/errors";
 import type { Logger } from "@herald/platform";
 import { queueAuthEmail } from "../db/auth-emails.js";
 import type { Db, Tx } from "../db/client.js";
 import { consumeOneTimeToken, isTokenUsable, storeOneTimeToken, voidOutstandingTokens } from "../db/one-time-tokens.js";
 import { revokeUserSessions } from "../db/sessions.js";
-import { isUniqueViolation } from "../db/unique-violation.js";
 import { createUser, findUserByEmail, findUserById, setPasswordHash, type User } from "../db/users.js";
 import { passwordResetEmail, verificationEmail } from "../domain/auth-email-content.js";
 import { normalizeEmail } from "../domain/email-address.js";

@@ -1,8 +1,8 @@
+import { isUniqueViolation } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Db } from "../db/client.js";
 import { findUserByOAuthAccount, linkOAuthAccount } from "../db/oauth-accounts.js";
 import { revokeUserSessions } from "../db/sessions.js";
-import { isUniqueViolation } from "../db/unique-violation.js";
 import { createUser, findUserByEmail, setPasswordHash, type User } from "../db/users.js";
 import { createOAuthState, statesMatch } from "../domain/oauth-state.js";
 import { type OAuthProfile, type OAuthProvider, type OAuthProviderName, oauthProviderNames } from "../oauth/oauth-provider.js";

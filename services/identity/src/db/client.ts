@@ -1,4 +1,4 @@
-import { createPrismaAdapter } from "@herald/db";
+import { createPrismaAdapter, type PrismaPg } from "@herald/db";
 import { type Prisma, PrismaClient } from "./generated/client.js";
 
 export type Db = PrismaClient;
@@ -9,6 +9,8 @@ export type Tx = Prisma.TransactionClient;
 /** Either the client or a transaction's client, for reads that work both ways. */
 export type Reader = Db | Tx;
 
-export function createDb(databaseUrl: string, schema: string): Db {
-  return new PrismaClient({ adapter: createPrismaAdapter(databaseUrl, schema) });
-}
+/** This service's client on the given connections: openServiceSchema's `createClient`. */
+export const prismaClientOn = (adapter: PrismaPg): Db => new PrismaClient({ adapter });
+
+/** A client on connections of its own, for tests that need Prisma alone. */
+export const createDb = (databaseUrl: string, schema: string): Db => prismaClientOn(createPrismaAdapter(databaseUrl, schema));

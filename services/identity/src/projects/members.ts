@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Logger } from "@herald/platform";
 import { queueAuthEmail } from "../db/auth-emails.js";
@@ -18,7 +19,6 @@ import {
   setMemberRole,
 } from "../db/members.js";
 import { lockProject } from "../db/projects.js";
-import { isUniqueViolation } from "../db/unique-violation.js";
 import { findUserByEmail, findUserById } from "../db/users.js";
 import { invitationEmail } from "../domain/auth-email-content.js";
 import { isId } from "../domain/ids.js";
