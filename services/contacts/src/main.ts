@@ -5,7 +5,6 @@ import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
-import { createThrottledNudge } from "./events/outbox-nudge.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createJobWorker } from "./jobs/job-worker.js";
 import { createJobRunners } from "./jobs/runners.js";
@@ -32,9 +31,15 @@ try {
   await admin.connect();
   await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
-  const relay = createOutboxRelay({ pool: database.pool, producer: kafka.producer({ idempotent: true }), logger });
+  // Writes nudge the relay at will: it publishes at most once per interval, so that events leave in batches.
+  const relay = createOutboxRelay({
+    pool: database.pool,
+    producer: kafka.producer({ idempotent: true }),
+    logger,
+    lingerMs: config.OUTBOX_NUDGE_INTERVAL_MS,
+  });
   const knownFields = createKnownFields({ ttlMs: config.FIELD_CACHE_TTL_MS });
-  const nudgeOutbox = createThrottledNudge(() => relay.nudge(), config.OUTBOX_NUDGE_INTERVAL_MS);
+  const nudgeOutbox = () => relay.nudge();
   const membershipWatch = createMembershipWatch({
     db,
     logger,
