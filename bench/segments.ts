@@ -2,7 +2,8 @@
 // and 5,000,000 events straight into the contacts schema, then measures a refresh,
 // a compute of a 100,000-member tracked segment and a 1,000,000-contact audience stream.
 import { createClient } from "@connectrpc/connect";
-import { compileCondition, validateCondition } from "@herald/conditions";
+import { validateCondition } from "@herald/conditions";
+import { compileCondition } from "@herald/contacts/condition-sql";
 import { createRpcTransport } from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import pg from "pg";

@@ -1,6 +1,6 @@
 import type { ConditionIssue } from "./types.js";
 
-/** Thrown by evaluateCondition and compileCondition for a tree that is not valid in their context. */
+/** Thrown by planCondition (and so by evaluateCondition and the SQL back end built on it) for a tree that is not valid in their context. */
 export class ConditionError extends Error {
   override readonly name = "ConditionError";
 

@@ -21,7 +21,7 @@ const unitMs: Record<TimeUnit, number> = {
 
 export const isTimeUnit = (value: unknown): value is TimeUnit => (timeUnits as readonly unknown[]).includes(value);
 
-// The whole rule is one pattern, so that SQL (sql-functions.ts) reads it exactly as JavaScript does.
+// The whole rule is one pattern, so that SQL (the contacts service's herald_condition_instant) reads it exactly as JavaScript does.
 const year = "(0[1-9][0-9]{2}|[1-9][0-9]{3})"; // 0100–9999
 const leapYear = "((0[1-9]|[1-9][0-9])(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)";
 const monthAndDay = "((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)";

@@ -4,8 +4,8 @@ import { compare, type DataTest, type EventTest, type Predicate } from "./predic
 import type { ConditionSubject, ConditionTree, EvaluationContext, JsonObject, JsonValue } from "./types.js";
 
 /**
- * Whether a contact matches a condition tree, in memory: the same answer as
- * compileCondition's SQL for the same tree, context and stored contact. Throws
+ * Whether a contact matches a condition tree, in memory: the same answer as the
+ * contacts service's SQL for the same tree, context and stored contact. Throws
  * ConditionError when the tree is not valid in the context.
  */
 export function evaluateCondition(tree: ConditionTree, subject: ConditionSubject, context: EvaluationContext): boolean {

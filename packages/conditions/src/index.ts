@@ -1,12 +1,12 @@
 export { defaultMaxDepth, defaultMaxFilters } from "./check-tree.js";
-export { compileCondition } from "./compile-sql.js";
 export { ConditionError } from "./condition-error.js";
-export { isIsoDate, timeUnits } from "./dates.js";
+export { canonicalInstant, type Instant, isIsoDate, isoDatePattern, timeUnits } from "./dates.js";
 export { evaluateCondition } from "./evaluate.js";
 export { emailActivityEvents, emailActivityKinds } from "./fields.js";
 export { eventOperators, operatorAliases, operators, operatorsByType, segmentOperators } from "./operators.js";
-export { referencesOf } from "./references.js";
+export { planCondition } from "./plan.js";
+export type { Comparison, DataTest, EventTest, Predicate } from "./predicate.js";
+export { forEachFilter, referencesOf } from "./references.js";
 export { maxInlinedFilters } from "./segments.js";
-export { conditionSqlFunctions } from "./sql-functions.js";
 export type * from "./types.js";
 export { validateCondition } from "./validate.js";

@@ -80,16 +80,11 @@ export interface ValidationContext {
   maxFilters?: number;
 }
 
-/** What evaluation and compilation read besides the tree: the tree is validated again against it. */
+/** What planning and evaluation read besides the tree: the tree is validated again against it. */
 export interface EvaluationContext extends ValidationContext {
   /** The instant relative windows (within, olderThan, triggeredWithin, …) are measured from. */
   now: Date;
   segment: (id: string) => SegmentDefinition | undefined;
-}
-
-export interface CompileContext extends EvaluationContext {
-  /** The number of the first placeholder the SQL uses; default 1. */
-  firstParameter?: number;
 }
 
 /** A contact as the in-memory evaluator sees it, with its events and static-segment memberships. */
@@ -119,10 +114,4 @@ export interface ConditionReferences {
   events: string[];
   /** Segment ids, lower-case. */
   segments: string[];
-}
-
-/** A parameterised SQL boolean expression over contacts aliased `c`. */
-export interface CompiledCondition {
-  sql: string;
-  values: string[];
 }

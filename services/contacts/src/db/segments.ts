@@ -143,6 +143,11 @@ export async function removeSegmentMembers(db: Reader, segmentId: string, contac
     DELETE FROM segment_members WHERE segment_id = ${segmentId}::uuid AND contact_id = ANY(${contactIds}::uuid[])`;
 }
 
+/** Drops the stored membership of a segment (a DYNAMIC one no longer tracked). */
+export async function clearSegmentMembers(db: Reader, segmentId: string): Promise<void> {
+  await db.$executeRaw`DELETE FROM segment_members WHERE segment_id = ${segmentId}::uuid`;
+}
+
 export async function countStaticMembers(db: Reader, segmentId: string): Promise<number> {
   const [row] = await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM segment_members WHERE segment_id = ${segmentId}::uuid`;
   return Number(row?.n ?? 0);

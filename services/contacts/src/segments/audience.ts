@@ -4,8 +4,8 @@ import type { Db, SqlPool } from "../db/client.js";
 import { findSegment } from "../db/segments.js";
 import type { JsonObject } from "../domain/contact-data.js";
 import { isId, requireProjectId } from "../domain/ids.js";
+import { segmentNotFound } from "../domain/segment-rules.js";
 import { conditionSql, loadConditionScope, validTree } from "./condition-scope.js";
-import { segmentNotFound } from "./segments.js";
 
 /** Who a campaign goes to: every subscribed contact, a segment's, or those of a condition tree. */
 export type Audience = { kind: "all" } | { kind: "segment"; segmentId: string } | { kind: "condition"; condition: JsonObject };

@@ -1,15 +1,14 @@
 import {
-  type CompiledCondition,
   ConditionError,
   type ConditionIssue,
   type ConditionTree,
-  compileCondition,
   type FieldType,
   type SegmentDefinition,
   validateCondition,
 } from "@herald/conditions";
 import { validationFailed } from "@herald/errors";
 import type { Reader } from "../db/client.js";
+import { type CompiledCondition, compileCondition } from "../db/condition-sql.js";
 import { listRegisteredFields } from "../db/contact-fields.js";
 import { listSegments, type SegmentRow } from "../db/segments.js";
 import type { JsonObject } from "../domain/contact-data.js";

@@ -1,13 +1,24 @@
+import {
+  type ConditionSubject,
+  type ConditionTree,
+  emailActivityEvents,
+  emailActivityKinds,
+  eventOperators,
+  type FieldType,
+  type JsonObject,
+  type JsonValue,
+  type Operator,
+  operatorsByType,
+  type SegmentDefinition,
+  type TimeUnit,
+  timeUnits,
+} from "@herald/conditions";
 import fc from "fast-check";
-import { timeUnits } from "../dates.js";
-import { emailActivityEvents, emailActivityKinds } from "../fields.js";
-import { eventOperators, operatorsByType } from "../operators.js";
-import type { ConditionSubject, ConditionTree, FieldType, JsonObject, JsonValue, Operator, SegmentDefinition, TimeUnit } from "../types.js";
 
 /**
- * Random projects for the agreement test: contacts with data of every shape
- * (values of the wrong type, nulls, arrays, nested objects, keys with spaces or
- * dots), events at ages around the window edges, STATIC and DYNAMIC segments,
+ * Random projects for the agreement test of compiled conditions
+ * (db/condition-sql-agreement.test.ts): contacts with data of every shape (values
+ * of the wrong type, nulls, arrays, nested objects, keys with spaces or dots), events at ages around the window edges, STATIC and DYNAMIC segments,
  * and a condition tree over all of it, with now and then a filter that is not
  * valid. Values are drawn from small pools so that filters and data meet.
  */

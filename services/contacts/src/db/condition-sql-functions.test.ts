@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { conditionSqlFunctions } from "@herald/conditions";
 import { describe, expect, it } from "vitest";
+import { conditionSqlFunctions } from "./condition-sql-functions.js";
 
 describe("the SQL functions of compiled conditions", () => {
-  it("are created by a migration exactly as @herald/conditions defines them", () => {
+  it("are created by a migration exactly as conditionSqlFunctions defines them", () => {
     const migrations = new URL("../../prisma/migrations/", import.meta.url);
     const sql = readdirSync(migrations)
       .filter((name) => /^\d{14}_/.test(name))

@@ -1,19 +1,55 @@
-import { planCondition } from "./plan.js";
-import type { Comparison, DataTest, EventTest, Predicate } from "./predicate.js";
-import type { CompileContext, CompiledCondition, ConditionTree } from "./types.js";
+import {
+  type Comparison,
+  type ConditionTree,
+  type DataTest,
+  type EvaluationContext,
+  type EventTest,
+  type Predicate,
+  planCondition,
+} from "@herald/conditions";
+
+export interface CompileContext extends EvaluationContext {
+  /** The number of the first placeholder the SQL uses; default 1. */
+  firstParameter?: number;
+}
+
+/** A parameterised SQL boolean expression over contacts aliased `c`. */
+export interface CompiledCondition {
+  sql: string;
+  values: string[];
+}
+
+// Condition trees (@herald/conditions) as SQL over this service's tables. Every value,
+// data key, event name and segment id is a text parameter with an explicit cast
+// ($3::text, $4::jsonb, $5::timestamptz); the SQL text holds none. Dates in data are
+// read by herald_condition_instant (condition-sql-functions.ts), which casts nothing, so
+// no stored string can make a query fail (PostgreSQL does not promise the order of AND).
+//
+// Indexes the SQL can use (condition-sql-agreement.test.ts checks each plan):
+// - data.<path> equals a string, number or boolean: the GIN (data jsonb_path_ops) index,
+//   through `c.data @> $n::jsonb` ANDed with the exact test;
+// - email equals: the unique (project_id, email);
+// - createdAt comparisons and windows: (project_id, created_at, id); updatedAt would need
+//   (project_id, updated_at);
+// - event fields: events (contact_id, created_at, id), correlated on e.contact_id = c.id
+//   with a range on created_at, or (project_id, name, created_at, id) when the planner
+//   decorrelates; (contact_id, name, created_at) would serve them best;
+// - STATIC segments: the primary key segment_members (segment_id, contact_id).
+// Other data tests (contains, number and date comparisons, exists) read each contact of
+// the project; a date test costs a regular-expression match per contact (about 2 µs).
 
 const operatorOf: Record<Comparison, string> = { eq: "=", lt: "<", lte: "<=", gt: ">", gte: ">=" };
 
 const columnOf = { createdAt: "c.created_at", updatedAt: "c.updated_at" } as const;
 
 /**
- * A condition tree as a parameterised SQL boolean expression over the contacts
- * service's tables (contacts aliased `c`; events; segment_members) that is true
- * exactly for the contacts evaluateCondition accepts. Every value, key and name
- * is a parameter, numbered from `context.firstParameter` (default 1); the caller
- * adds `c.project_id = $1` itself. The SQL calls the functions of
- * conditionSqlFunctions. Throws ConditionError when the tree is not valid in the
- * context.
+ * A condition tree as a parameterised SQL boolean expression over this service's
+ * tables (contacts aliased `c`; events; segment_members) that is true exactly for
+ * the contacts evaluateCondition of @herald/conditions accepts: both interpret its
+ * planCondition. Every value, key and name is a parameter, numbered from
+ * `context.firstParameter` (default 1); the caller adds `c.project_id = $1` itself.
+ * The SQL calls the functions of conditionSqlFunctions. Throws ConditionError when
+ * the tree is not valid in the context.
  */
 export function compileCondition(tree: ConditionTree, context: CompileContext): CompiledCondition {
   const first = context.firstParameter ?? 1;

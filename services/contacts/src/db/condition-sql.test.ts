@@ -1,7 +1,6 @@
+import { ConditionError, type ConditionTree, type SegmentDefinition } from "@herald/conditions";
 import { describe, expect, it } from "vitest";
-import { compileCondition } from "./compile-sql.js";
-import { ConditionError } from "./condition-error.js";
-import type { CompileContext, ConditionTree, SegmentDefinition } from "./types.js";
+import { type CompileContext, compileCondition } from "./condition-sql.js";
 
 const staticId = "aaaaaaaa-0000-4000-8000-000000000000";
 const loopId = "bbbbbbbb-0000-4000-8000-000000000000";

@@ -1,16 +1,16 @@
-import { isoDatePattern } from "./dates.js";
+import { isoDatePattern } from "@herald/conditions";
 
 /**
- * The SQL function compiled conditions call, to be created in the schema the SQL
- * runs in (the contacts service's migration). An IMMUTABLE SQL function that
- * PostgreSQL inlines, and that cannot raise an error for any input: it casts
- * nothing.
+ * The SQL function compiled conditions call, created in this service's schema by
+ * the migration 20261123020502_segments. An IMMUTABLE SQL function that PostgreSQL
+ * inlines, and that cannot raise an error for any input: it casts nothing.
  *
  * herald_condition_instant(value, date_time_only) is the canonical instant text
  * `YYYY-MM-DDTHH:MM:SS.sssZ` of a JSON string that is an ISO date (isoDatePattern
- * in dates.ts: `YYYY-MM-DD`, midnight UTC, or `YYYY-MM-DDTHH:MM:SS[.sss]Z`, a real
- * day and time), or NULL; with date_time_only, `YYYY-MM-DD` gives NULL too. It is
- * canonicalInstant in SQL; fixed width, so text order (COLLATE "C") is time order.
+ * of @herald/conditions: `YYYY-MM-DD`, midnight UTC, or `YYYY-MM-DDTHH:MM:SS[.sss]Z`,
+ * a real day and time), or NULL; with date_time_only, `YYYY-MM-DD` gives NULL too.
+ * It is the package's canonicalInstant in SQL; fixed width, so text order
+ * (COLLATE "C") is time order.
  */
 export const conditionSqlFunctions = `
 CREATE OR REPLACE FUNCTION herald_condition_instant(value jsonb, date_time_only boolean) RETURNS text

@@ -1,26 +1,47 @@
+import {
+  ConditionError,
+  type ConditionFilter,
+  type ConditionSubject,
+  type ConditionTree,
+  canonicalInstant,
+  type EvaluationContext,
+  evaluateCondition,
+  forEachFilter,
+  type JsonValue,
+  validateCondition,
+} from "@herald/conditions";
+import { dateLikeString } from "@herald/conditions/testing";
+import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import fc from "fast-check";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { compileCondition } from "./compile-sql.js";
-import { ConditionError } from "./condition-error.js";
-import { canonicalInstant } from "./dates.js";
-import { evaluateCondition } from "./evaluate.js";
-import { forEachFilter } from "./references.js";
-import { type GeneratedContact, type GeneratedProject, generatedProject } from "./testing/arbitraries.js";
-import { dateLikeString } from "./testing/date-strings.js";
-import { createScratchDatabase, type ScratchDatabase } from "./testing/scratch-database.js";
-import type { ConditionFilter, ConditionSubject, ConditionTree, EvaluationContext, JsonValue } from "./types.js";
-import { validateCondition } from "./validate.js";
+import { type GeneratedContact, type GeneratedProject, generatedProject, segmentIds } from "../test-support/condition-projects.js";
+import { createDatabase, type Database } from "./client.js";
+import { compileCondition } from "./condition-sql.js";
 
+// The SQL runs on this service's schema as its migrations build it: tables, indexes and herald_condition_instant.
 const projectId = "20000000-0000-4000-8000-000000000000";
 const staticSegment = "30000000-0000-4000-8000-000000000000";
-let database: ScratchDatabase;
+/** The STATIC segments generated projects name; segment_members rows need their segments to exist. */
+const staticSegments = [staticSegment, ...segmentIds.slice(0, 2)];
+let testDatabase: TestDatabase;
+let database: Database;
+let client: pg.PoolClient;
 
 beforeAll(async () => {
-  database = await createScratchDatabase(inject("herald").databaseUrl);
+  testDatabase = await createTestDatabase(inject("herald").databaseUrl);
+  database = createDatabase({ databaseUrl: testDatabase.databaseUrl, schema: "contacts", poolSize: 1 });
+  client = await database.pool.connect();
+  await client.query(
+    `INSERT INTO segments (id, project_id, name, type, slug) SELECT id, $1::uuid, 'static', 'STATIC', 'static' FROM unnest($2::uuid[]) AS s(id)`,
+    [projectId, staticSegments],
+  );
 });
 
 afterAll(async () => {
-  await database?.drop();
+  client?.release();
+  await database?.close();
+  await testDatabase?.drop();
 });
 
 // One statement: the data-modifying CTEs all run, and the next statement sees their rows.
@@ -30,8 +51,8 @@ WITH new_contacts AS (
   SELECT id, $1::uuid, email, subscribed, data, created_at, updated_at
   FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, email text, subscribed boolean, data jsonb, created_at timestamptz, updated_at timestamptz)
 ), new_events AS (
-  INSERT INTO events (project_id, contact_id, name, created_at)
-  SELECT $1::uuid, contact_id, name, created_at FROM jsonb_to_recordset($3::jsonb) AS x(contact_id uuid, name text, created_at timestamptz)
+  INSERT INTO events (id, project_id, contact_id, name, created_at)
+  SELECT gen_random_uuid(), $1::uuid, contact_id, name, created_at FROM jsonb_to_recordset($3::jsonb) AS x(contact_id uuid, name text, created_at timestamptz)
 )
 INSERT INTO segment_members (project_id, segment_id, contact_id)
 SELECT $1::uuid, segment_id, contact_id FROM jsonb_to_recordset($4::jsonb) AS x(segment_id uuid, contact_id uuid)`;
@@ -52,7 +73,6 @@ async function selectedInDatabase(
     values.push(...compiled.values);
     return `(${compiled.sql}) AS m${index}`;
   });
-  const { client } = database;
   const contacts = project.contacts.map((contact) => ({
     id: contact.id,
     email: contact.email,
@@ -115,7 +135,7 @@ describe("compiled SQL against PostgreSQL", () => {
   it("herald_condition_instant reads every string as canonicalInstant does, and never raises", async () => {
     const strings = fc.sample(dateLikeString, { numRuns: 3000, seed: 7 });
     const values: JsonValue[] = [...strings, 20240101, true, null, ["2024-01-01"], { at: "2024-01-01" }];
-    const { rows } = await database.client.query<{ value: JsonValue; any: string | null; timed: string | null }>(
+    const { rows } = await client.query<{ value: JsonValue; any: string | null; timed: string | null }>(
       `SELECT v AS value, herald_condition_instant(v, false) AS any, herald_condition_instant(v, true) AS timed
        FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(v, i) ORDER BY i`,
       [JSON.stringify(values)],
@@ -164,7 +184,6 @@ describe("compiled SQL against PostgreSQL", () => {
     };
     const first = project ? 2 : 1;
     const compiled = compileCondition({ logic: "AND", groups: [{ filters: [filter] }] }, { ...context, firstParameter: first });
-    const { client } = database;
     await client.query("BEGIN");
     try {
       // On empty tables a scan is always cheapest: forbid it to see which indexes the planner can use at all.
