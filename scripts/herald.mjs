@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point of `npm start|test|lint|typecheck|bench`. Plain JavaScript with no
+// Entry point of `npm start|test|test:unit|lint|typecheck|bench`. Plain JavaScript with no
 // dependencies, so it runs on whatever Node a fresh machine has (20+): it installs
 // pnpm and the workspace, then hands over to Node 24 from node_modules.
 import { spawnSync } from "node:child_process";
@@ -53,6 +53,11 @@ switch (command) {
       run("turbo", ["run", "test", "--filter=@herald/tests", "--output-logs=new-only", "--log-prefix=none", "--", ...extraArgs], { env }),
     );
     break;
+  case "test:unit":
+    // No build and no infrastructure: the unit project reads the workspace's sources, and needs only the proto types.
+    must("turbo", ["run", "generate", "--filter=@herald/proto", "--output-logs=errors-only"], { env });
+    process.exit(run("vitest", ["run", "--config", "tests/vitest.config.ts", "--project", "unit", ...extraArgs], { env }));
+    break;
   case "lint":
     must("biome", ["check", "."], { env });
     process.exit(run("buf", ["lint"], { env, cwd: join(root, "proto") }));
@@ -65,6 +70,6 @@ switch (command) {
     process.exit(run(node, ["bench/run.ts", ...extraArgs], { env }));
     break;
   default:
-    console.error(`herald: unknown command "${command}" (start, test, lint, typecheck, bench)`);
+    console.error(`herald: unknown command "${command}" (start, test, test:unit, lint, typecheck, bench)`);
     process.exit(2);
 }

@@ -3,6 +3,7 @@ import { createClient } from "@connectrpc/connect";
 import { createRpcTransport } from "@herald/platform";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb } from "../services/delivery/src/db/client.js";
 import {
@@ -20,8 +21,6 @@ const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
 // Campaigns, workflows and POST /v1/send enqueue through this RPC; tests call it directly.
 const emails = createClient(EmailsService, createRpcTransport({ baseUrl: stack.serviceUrls.delivery, timeoutMs: 30_000 }));
-// Opens and clicks are recorded by the tracking endpoints, not built yet: the test records them
-// through the same writeEmailActivity the dispatcher uses, on the stack's database, at chosen times.
 const deliveryDb = createDb(stack.databaseUrl, "delivery");
 
 type ActivityItem = {
@@ -53,8 +52,29 @@ afterAll(async () => {
   await deliveryDb.$disconnect();
 });
 
-function record(type: EmailActivityType, email: EmailActivityFacts, details: { url?: string; reason?: string; occurredAt?: Date } = {}) {
+/**
+ * Records activity at a chosen time in the past, which no endpoint can do: the tracking endpoints
+ * record opens and clicks as they happen. Only the timeseries needs it, for buckets of past days;
+ * it writes through the same writeEmailActivity the dispatcher and the tracking service use.
+ */
+function recordBackDated(type: EmailActivityType, email: EmailActivityFacts, details: { url?: string; occurredAt: Date }) {
   return deliveryDb.$transaction((tx) => writeEmailActivity(tx, type, email, details));
+}
+
+/** The open pixel and the click links (in the order of the HTML) of the email that the sink caught for an address. */
+async function trackingLinksTo(address: string): Promise<{ pixel: string; clicks: string[] }> {
+  const [message] = await sink.waitForMessages(1, { to: address, timeoutMs: 20_000 });
+  const parsed = await simpleParser(message?.raw ?? "");
+  const links = [...String(parsed.html).matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1] ?? "");
+  const pixel = links.find((url) => url.startsWith(`${stack.gatewayUrl}/t/o/`));
+  if (!pixel) throw new Error(`no open pixel in the email to ${address}`);
+  return { pixel, clicks: links.filter((url) => url.startsWith(`${stack.gatewayUrl}/t/c/`)) };
+}
+
+/** Opens or clicks through the gateway as the recipient's mail client would. */
+async function follow(url: string, status: number): Promise<void> {
+  const answer = await fetch(url, { redirect: "manual" });
+  expect(answer.status, url).toBe(status);
 }
 
 const factsOf = (projectId: string, id: string, toEmail: string): EmailActivityFacts => ({
@@ -83,7 +103,7 @@ describe("the activity feed and send analytics through the REST API", () => {
   let other: CreatedProject;
   let key: string;
   let domain: string;
-  const sent: Array<{ id: string; to: string }> = [];
+  const sent: Array<{ id: string; to: string; pixel: string; clicks: string[] }> = [];
   let bounced: { id: string; to: string };
 
   const get = <T>(path: string, k = key) => call<T & ErrorBody>("GET", path, { key: k });
@@ -95,9 +115,11 @@ describe("the activity feed and send analytics through the REST API", () => {
     key = project.secretKey;
     domain = (await verifiedDomain(call, dns, key, "activity")).domain;
 
-    // Two emails the sink accepts, one it refuses for good (a bounce): real sends through the queue.
+    // Two emails the sink accepts, one it refuses for good (a bounce): real sends through the queue,
+    // each with six links to click and, from the project's default tracking, an open pixel.
     const refused = uniqueEmail("gone");
     await sink.rejectRecipient(refused, { code: 550 });
+    const items = [0, 1, 2, 3, 4, 5].map((index) => `<a href="https://shop.example/item/${index}">Item ${index}</a>`);
     for (const to of [uniqueEmail("one"), uniqueEmail("two"), refused]) {
       const { emailId } = await emails.enqueueEmail({
         projectId: project.id,
@@ -105,10 +127,10 @@ describe("the activity feed and send analytics through the REST API", () => {
         to: { email: to },
         from: { email: `news@${domain}` },
         subject: "Spring sale",
-        html: "<p>Spring sale</p>",
+        html: `<p>Spring sale</p><p>${items.join(" ")}</p>`,
       });
       if (to === refused) bounced = { id: emailId, to };
-      else sent.push({ id: emailId, to });
+      else sent.push({ id: emailId, to, ...(await trackingLinksTo(to)) });
     }
     const page = await eventually(
       () => list(),
@@ -143,20 +165,21 @@ describe("the activity feed and send analytics through the REST API", () => {
   });
 
   it("pages with a stable cursor: total on the first page only, nothing skipped or repeated while activity arrives", async () => {
-    const [first, second] = sent as [{ id: string; to: string }, { id: string; to: string }];
-    const base = Date.now() - 2 * hour;
-    for (let index = 0; index < 12; index++) {
-      const email = index % 2 === 0 ? first : second;
-      await record("email.click", factsOf(project.id, email.id, email.to), {
-        url: `https://shop.example/item/${index}`,
-        occurredAt: new Date(base + Math.floor(index / 3) * 1000),
-      });
-    }
+    const [first] = sent as [(typeof sent)[0]];
+    expect(first.clicks).toHaveLength(6);
+    // The first email opened (its pixel loaded), then each of its links clicked twice, the last click after the first page.
+    await follow(first.pixel, 200);
+    await eventually(
+      () => list("?type=email.open"),
+      (answer) => answer.body.total === 1,
+    );
+    const clicks = [...first.clicks, ...first.clicks];
+    for (const click of clicks.slice(0, 11)) await follow(click, 302);
     const pageOne = await list("?limit=6");
     expect(pageOne.body).toMatchObject({ total: 15, hasMore: true });
     expect(pageOne.body.data).toHaveLength(6);
     // Activity newer than the first page does not move the later pages.
-    await record("email.open", factsOf(project.id, first.id, first.to));
+    await follow(clicks[11] ?? "", 302);
     const pageTwo = await list(`?limit=6&cursor=${encodeURIComponent(pageOne.body.cursor)}`);
     expect(pageTwo.body).toMatchObject({ total: 0, hasMore: true });
     const pageThree = await list(`?limit=6&cursor=${encodeURIComponent(pageTwo.body.cursor)}`);
@@ -229,9 +252,9 @@ describe("the activity feed and send analytics through the REST API", () => {
     expect(answer.body.byType["email.sent"]).toEqual({ total: 2, last24Hours: 2, last7Days: 2, last30Days: 2 });
     expect(answer.body.byType["email.click"]?.total).toBe(12);
     expect(answer.body.byType["email.complaint"]?.total).toBe(0);
-    // Three emails handed to the provider (two accepted, one refused); one opened, two clicked.
-    expect(answer.body.emails).toEqual({ sent: 3, opened: 1, clicked: 2, bounced: 1, complained: 0 });
-    expect(answer.body.rates).toEqual({ openRate: 0.3333, clickRate: 0.6667, bounceRate: 0.3333, complaintRate: 0 });
+    // Three emails handed to the provider (two accepted, one refused); one opened and clicked.
+    expect(answer.body.emails).toEqual({ sent: 3, opened: 1, clicked: 1, bounced: 1, complained: 0 });
+    expect(answer.body.rates).toEqual({ openRate: 0.3333, clickRate: 0.3333, bounceRate: 0.3333, complaintRate: 0 });
   });
 
   it("counts recent activity: 24 hours by default, or the last minutes or hours, of some types", async () => {
@@ -239,8 +262,9 @@ describe("the activity feed and send analytics through the REST API", () => {
     expect(recent.status).toBe(200);
     expect(recent.body.count).toBe(16);
     expect(Math.abs(Date.parse(recent.body.since) - (Date.now() - 24 * hour))).toBeLessThan(60_000);
-    // The clicks were two hours ago; the sends, the bounce and the open are newer.
-    expect((await get<{ count: number }>("/activity/recent-count?minutes=60")).body.count).toBe(4);
+    const lastHour = await get<{ count: number; since: string }>("/activity/recent-count?minutes=60");
+    expect(lastHour.body.count).toBe(16);
+    expect(Math.abs(Date.parse(lastHour.body.since) - (Date.now() - hour))).toBeLessThan(60_000);
     expect((await get<{ count: number }>("/activity/recent-count?hours=3&type=email.click")).body.count).toBe(12);
   });
 
@@ -257,10 +281,12 @@ describe("the activity feed and send analytics through the REST API", () => {
   });
 
   it("answers zero-filled daily or hourly buckets, and refuses ranges too long for the interval", async () => {
-    const [first] = sent as [{ id: string; to: string }];
+    const [first] = sent as [(typeof sent)[0]];
     const facts = factsOf(project.id, first.id, first.to);
-    await record("email.open", facts, { occurredAt: new Date("2025-03-01T08:00:00Z") });
-    await record("email.click", facts, { url: "https://a.example", occurredAt: new Date("2025-03-03T23:30:00Z") });
+    await recordBackDated("email.open", facts, { occurredAt: new Date("2025-03-01T08:00:00Z") });
+    await recordBackDated("email.click", facts, { url: "https://a.example", occurredAt: new Date("2025-03-03T23:30:00Z") });
+    // Older than the longest window of the recent count.
+    expect((await get<{ count: number }>(`/activity/recent-count?hours=${366 * 24}`)).body.count).toBe(16);
 
     const days = await get<Timeseries>("/analytics/timeseries?from=2025-03-01&to=2025-03-03");
     expect(days.status).toBe(200);
