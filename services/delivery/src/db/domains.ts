@@ -25,6 +25,10 @@ export const insertDomain = (db: Db, row: NewDomain): Promise<DomainRow> => db.d
 export const findDomain = (db: Db, projectId: string, id: string): Promise<DomainRow | null> =>
   db.domain.findFirst({ where: { projectId, id } });
 
+/** The project's domain of this name if it is verified: the one whose key signs its emails. */
+export const findVerifiedDomain = (db: Db, projectId: string, domain: string): Promise<DomainRow | null> =>
+  db.domain.findFirst({ where: { projectId, domain, verified: true } });
+
 /** Whether the project has added this domain (lower-case ASCII), verified or not. */
 export const hasDomain = async (db: Db, projectId: string, domain: string): Promise<boolean> =>
   (await db.domain.count({ where: { projectId, domain } })) > 0;

@@ -1,15 +1,22 @@
 import type { Logger } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { claimDueEmails, type EmailRow, releaseEmails, type SendingOutcome, type StoredAttachment, suppressedAmong } from "../db/emails.js";
-import { type OutcomeWrite, recordOutcomes } from "../db/outcomes.js";
+import { claimDueEmails, type EmailRow, releaseEmails, suppressedAmong } from "../db/emails.js";
 import { domainOfAddress } from "../domain/email-input.js";
-import { canRetry, type RetryPolicy, retryDelayMs } from "../domain/send-retry.js";
+import { outgoingEmailOf } from "../domain/outgoing-email.js";
+import {
+  outcomeOfSendError,
+  retryOrFail,
+  type SendOutcome,
+  sentOutcome,
+  suppressedRecipientOutcome,
+  unverifiedDomainOutcome,
+} from "../domain/send-outcome.js";
+import type { RetryPolicy } from "../domain/send-retry.js";
 import { createKeyedTokenBuckets, createTokenBucket } from "../domain/token-bucket.js";
-import { type EmailActivityType, emailActivityEvent } from "../events/email-activity-outbox.js";
-import { type DkimSigningKey, type MailProvider, SendFailure } from "../providers/mail-provider.js";
-import type { OutgoingEmail } from "../providers/message.js";
-import { decryptPrivateKey } from "../sending-domains/dkim-keys.js";
+import type { DkimSigningKey, MailProvider } from "../providers/mail-provider.js";
+import { createOutcomeWriter, outcomeWriteOf } from "./outcome-writer.js";
+import { createSigningKeyLookup } from "./signing-keys.js";
 
 export interface DispatcherOptions {
   db: Db;
@@ -41,9 +48,6 @@ export interface DispatcherOptions {
   returnPathOf?: (emailId: string) => string;
 }
 
-/** Outcomes written in one transaction at most. */
-const maxOutcomeBatch = 200;
-
 export interface Dispatcher {
   start(): void;
   /** Looks for due emails now (after an enqueue). */
@@ -59,10 +63,6 @@ export interface Dispatcher {
   readonly inFlight: number;
 }
 
-const reasonOf = (outcome: SendingOutcome): string => (outcome.status === "SENT" ? "" : outcome.lastError);
-
-type Outcome = SendingOutcome & { event: EmailActivityType; suppressAddress?: boolean };
-
 /**
  * The send queue's worker, one per process; any number of replicas run together. It
  * claims due emails with a lease (claimDueEmails), sends each through the provider with
@@ -74,8 +74,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, provider } = options;
   const global = createTokenBucket({ ratePerSecond: options.ratePerSecond });
   const projects = createKeyedTokenBuckets({ ratePerSecond: options.projectRatePerSecond });
-  const domainCacheTtlMs = options.domainCacheTtlMs ?? 30_000;
-  const keys = new Map<string, { expiresAt: number; key: DkimSigningKey | null }>();
+  const signingKeyOf = createSigningKeyLookup({ db, encryptionKey: options.encryptionKey, ttlMs: options.domainCacheTtlMs ?? 30_000 });
+  const outcomes = createOutcomeWriter({
+    pool: options.outcomesPool,
+    logger,
+    ...(options.nudgeOutbox ? { onWritten: options.nudgeOutbox } : {}),
+  });
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let killed = false;
@@ -96,151 +100,27 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       wake = undefined;
     });
 
-  /** The project's verified domain's key for the sender's domain, or null when there is none. */
-  async function signingKeyOf(projectId: string, domain: string): Promise<DkimSigningKey | null> {
-    const cacheKey = `${projectId} ${domain}`;
-    const cached = keys.get(cacheKey);
-    if (cached && cached.expiresAt > Date.now()) return cached.key;
-    const row = await db.domain.findFirst({ where: { projectId, domain, verified: true } });
-    const key = row
-      ? {
-          domainName: row.domain,
-          keySelector: row.selector,
-          privateKey: decryptPrivateKey(options.encryptionKey, row.privateKeyEncrypted, row.id),
-        }
-      : null;
-    if (keys.size > 10_000) keys.clear();
-    keys.set(cacheKey, { expiresAt: Date.now() + domainCacheTtlMs, key });
-    return key;
-  }
-
-  function outgoingOf(row: EmailRow, domain: string): OutgoingEmail {
-    const attachments = (row.attachments as unknown as StoredAttachment[]).map((attachment) => ({
-      filename: attachment.filename,
-      contentType: attachment.contentType,
-      content: Buffer.from(attachment.content, "base64"),
-    }));
-    const listUnsubscribe = row.listUnsubscribe as { url: string; mailto?: string } | null;
-    return {
-      emailId: row.id,
-      from: { email: row.fromEmail, ...(row.fromName ? { name: row.fromName } : {}) },
-      to: { email: row.toEmail, ...(row.toName ? { name: row.toName } : {}) },
-      ...(row.replyTo ? { replyTo: { email: row.replyTo } } : {}),
-      subject: row.subject,
-      html: row.html,
-      headers: row.headers as Record<string, string>,
-      attachments,
-      ...(listUnsubscribe ? { listUnsubscribe } : {}),
-      messageIdDomain: domain,
-      messageId: row.messageId,
-      ...(options.returnPathOf ? { returnPath: options.returnPathOf(row.id) } : {}),
-    };
-  }
-
-  function retryOrFail(row: EmailRow, reason: string): Outcome {
-    if (canRetry(options.retry, row.attempts)) {
-      return {
-        status: "PENDING",
-        lastError: reason,
-        nextAttemptAt: new Date(Date.now() + retryDelayMs(options.retry, row.attempts)),
-        event: "email.deferred",
-      };
-    }
-    return { status: "FAILED", lastError: `gave up after ${row.attempts} attempts: ${reason}`, event: "email.failed" };
-  }
-
   /** Sends one claimed email; never throws. */
-  async function attempt(row: EmailRow, sender: MailProvider): Promise<Outcome> {
+  async function attempt(row: EmailRow, sender: MailProvider): Promise<SendOutcome> {
     const domain = domainOfAddress(row.fromEmail);
     let key: DkimSigningKey | null;
     try {
       key = await signingKeyOf(row.projectId, domain);
     } catch (error) {
       logger.warn({ err: error, emailId: row.id, domain }, "cannot load the sending domain's key");
-      return retryOrFail(row, `cannot load the DKIM key of ${domain}`);
+      return retryOrFail(options.retry, row.attempts, `cannot load the DKIM key of ${domain}`);
     }
-    if (!key) {
-      return {
-        status: "FAILED",
-        lastError: `DOMAIN_NOT_VERIFIED: ${domain} is not a verified domain of the project`,
-        event: "email.failed",
-      };
-    }
+    if (!key) return unverifiedDomainOutcome(domain);
     try {
-      const result = await sender.send(outgoingOf(row, domain), key);
-      return {
-        status: "SENT",
-        providerMessageId: result.providerMessageId,
-        providerResponse: result.response,
-        sentAt: new Date(),
-        event: "email.sent",
-      };
+      const result = await sender.send(outgoingEmailOf(row, domain, options.returnPathOf?.(row.id)), key);
+      return sentOutcome(result, new Date());
     } catch (error) {
-      if (!(error instanceof SendFailure)) return retryOrFail(row, error instanceof Error ? error.message : String(error));
-      const reason = error.response ?? error.message;
-      if (!error.permanent) return retryOrFail(row, reason);
-      if (error.recipientRejected) return { status: "BOUNCED", lastError: reason, event: "email.bounce", suppressAddress: true };
-      return { status: "FAILED", lastError: reason, event: "email.failed" };
+      return outcomeOfSendError(error, options.retry, row.attempts);
     }
-  }
-
-  /**
-   * Outcomes waiting to be recorded. They are written in batches (db/outcomes.ts): while
-   * one batch is being written, the outcomes that arrive meanwhile gather for the next.
-   */
-  const unrecorded: Array<{ write: OutcomeWrite; done: () => void }> = [];
-  let writing: Promise<void> | undefined;
-
-  /** Writes a batch; retried a few times, since an unrecorded send is sent again after the lease. */
-  async function writeBatch(writes: OutcomeWrite[]): Promise<void> {
-    for (let tries = 1; ; tries++) {
-      try {
-        await recordOutcomes(options.outcomesPool, writes);
-        options.nudgeOutbox?.();
-        return;
-      } catch (error) {
-        if (tries >= 5 || killed) {
-          logger.error(
-            { err: error, emails: writes.length },
-            "cannot record the outcome of sent emails; they are sent again once their lease lapses",
-          );
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
-      }
-    }
-  }
-
-  function writeUnrecorded(): void {
-    if (writing) return;
-    writing = (async () => {
-      // The outcomes of this turn of the event loop join the first batch.
-      await new Promise((resolve) => setImmediate(resolve));
-      while (unrecorded.length > 0) {
-        const batch = unrecorded.splice(0, maxOutcomeBatch);
-        await writeBatch(batch.map((item) => item.write));
-        for (const item of batch) item.done();
-      }
-    })().finally(() => {
-      writing = undefined;
-      if (unrecorded.length > 0) writeUnrecorded();
-    });
   }
 
   /** Records an outcome and its event; resolves once written (or given up on). */
-  function record(row: EmailRow, outcome: Outcome): Promise<void> {
-    const { event, suppressAddress, ...change } = outcome;
-    const write: OutcomeWrite = {
-      emailId: row.id,
-      outcome: change,
-      event: emailActivityEvent(event, row, { reason: reasonOf(change) }),
-      ...(suppressAddress ? { suppress: { projectId: row.projectId, email: row.toEmail, detail: reasonOf(change) } } : {}),
-    };
-    return new Promise((resolve) => {
-      unrecorded.push({ write, done: resolve });
-      writeUnrecorded();
-    });
-  }
+  const record = (row: EmailRow, outcome: SendOutcome): Promise<void> => outcomes.record(outcomeWriteOf(row, outcome));
 
   function track(work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => logger.error({ err: error }, "email dispatch failed"));
@@ -258,8 +138,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     let throttleMs = 0;
     for (const row of rows) {
       if (suppressed.has(`${row.projectId} ${row.toEmail}`)) {
-        // Suppressed after it was enqueued (an earlier email to the address bounced meanwhile).
-        track(record(row, { status: "FAILED", lastError: `RECIPIENT_SUPPRESSED: ${row.toEmail} is suppressed`, event: "email.failed" }));
+        track(record(row, suppressedRecipientOutcome(row.toEmail)));
         continue;
       }
       const bucket = projects.bucket(row.projectId);
@@ -336,6 +215,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     kill() {
       killed = true;
+      outcomes.abandon();
       running = false;
       wake?.();
     },
