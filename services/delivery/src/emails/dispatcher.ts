@@ -1,4 +1,4 @@
-import type { Logger } from "@herald/platform";
+import { type BackgroundLoop, createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, releaseEmails, suppressedAmong } from "../db/emails.js";
@@ -81,24 +81,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(options.nudgeOutbox ? { onWritten: options.nudgeOutbox } : {}),
   });
   const inFlight = new Set<Promise<void>>();
-  let running = false;
+  let loop: BackgroundLoop | undefined;
   let killed = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let nudged = false;
   let waitingForSlot = false;
-  let failures = 0;
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      wake = undefined;
-    });
 
   /** Sends one claimed email; never throws. */
   async function attempt(row: EmailRow, sender: MailProvider): Promise<SendOutcome> {
@@ -128,7 +113,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     void tracked.finally(() => {
       inFlight.delete(tracked);
       // The loop waits for slots while all are taken: it claims again once half are free, in one statement.
-      if (waitingForSlot && inFlight.size <= options.concurrency / 2) wake?.();
+      if (waitingForSlot && inFlight.size <= options.concurrency / 2) loop?.nudge();
     });
   }
 
@@ -157,67 +142,53 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     await releaseEmails(db, throttled, Math.max(throttleMs, 10));
   }
 
-  async function run(sender: MailProvider): Promise<void> {
-    while (running) {
-      nudged = false;
-      let waitMs = options.pollIntervalMs;
-      try {
-        const slots = options.concurrency - inFlight.size;
-        waitingForSlot = slots <= 0;
-        if (slots <= 0) {
-          waitMs = options.pollIntervalMs * 4;
-        } else {
-          const granted = global.take(slots);
-          if (granted === 0) {
-            waitMs = Math.max(global.msUntilNext(), 1);
-          } else {
-            const rows = await claimDueEmails(options.pool, options.leaseMs, granted);
-            global.refund(granted - rows.length);
-            if (failures > 0) logger.info({ afterAttempts: failures }, "email dispatcher can reach the database again");
-            failures = 0;
-            // Killed: the claimed rows stay SENDING, as a dead process leaves them. Stopping: they are sent and recorded first.
-            if (killed) return;
-            if (rows.length > 0) await dispatch(rows, sender);
-            // A full claim means more may be due: go again at once (a slot or a token permitting).
-            if (rows.length === granted) waitMs = 0;
-          }
-        }
-      } catch (error) {
-        failures++;
-        if (failures === 1 || failures % 20 === 0) logger.warn({ err: error, attempts: failures }, "email dispatcher cannot claim emails");
-        waitMs = Math.min(options.pollIntervalMs * 2 ** failures, 10_000);
-      }
-      if (!running) return;
-      if (waitMs > 0 && !nudged) await sleep(waitMs);
-    }
+  /** One claim and its sends: as many emails as there are free slots and tokens, and what comes next. */
+  async function claimAndDispatch(sender: MailProvider): Promise<PassOutcome> {
+    const slots = options.concurrency - inFlight.size;
+    waitingForSlot = slots <= 0;
+    if (slots <= 0) return options.pollIntervalMs * 4;
+    const granted = global.take(slots);
+    if (granted === 0) return Math.max(global.msUntilNext(), 1);
+    const rows = await claimDueEmails(options.pool, options.leaseMs, granted);
+    global.refund(granted - rows.length);
+    // Killed: the claimed rows stay SENDING, as a dead process leaves them. Stopping: they are sent and recorded first.
+    if (killed) return "done";
+    if (rows.length > 0) await dispatch(rows, sender);
+    // A full claim means more may be due: go again at once (a slot or a token permitting).
+    return rows.length === granted ? "busy" : "idle";
   }
 
   return {
     start() {
-      if (running) return;
+      if (loop) return;
       if (!provider) {
         logger.warn("SMTP_URL is not set: no email is sent; enqueued emails wait PENDING until a delivery process with SMTP_URL runs");
         return;
       }
-      running = true;
       killed = false;
-      loop = run(provider);
+      loop = createBackgroundLoop({
+        name: "email dispatcher",
+        logger,
+        idleMs: options.pollIntervalMs,
+        pass: () => claimAndDispatch(provider),
+      });
+      loop.start();
     },
     nudge() {
-      nudged = true;
-      wake?.();
+      loop?.nudge();
     },
     async stop() {
-      running = false;
-      wake?.();
-      await loop;
+      const stopping = loop;
+      loop = undefined;
+      await stopping?.stop();
       await Promise.all(inFlight);
     },
     kill() {
       killed = true;
       outcomes.abandon();
-      running = false;
-      wake?.();
+      const killing = loop;
+      loop = undefined;
+      void killing?.stop();
     },
     get inFlight() {
       return inFlight.size;
