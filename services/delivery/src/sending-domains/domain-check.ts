@@ -1,5 +1,8 @@
-import type { Logger } from "@herald/platform";
+import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Domains } from "./domains.js";
+
+/** Domains claimed in one pass at most: a full batch means more are due. */
+const checkBatch = 50;
 
 /**
  * The background check of SPEC.md: every domain is looked up again once per intervalMs,
@@ -8,38 +11,16 @@ import type { Domains } from "./domains.js";
  */
 export function createDomainCheck(deps: { domains: Domains; logger: Logger; intervalMs: number }) {
   const tickMs = Math.max(50, Math.min(60_000, Math.floor(deps.intervalMs / 4)));
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-
-  async function pass(): Promise<void> {
-    try {
-      // A full batch means more are due: keep going until the backlog is done.
-      while (!stopped && (await deps.domains.checkDue(deps.intervalMs)) === 50) {}
-    } catch (error) {
-      deps.logger.warn({ err: error }, "domain check pass failed");
-    }
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = pass().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, tickMs);
-  }
-
+  const loop = createBackgroundLoop({
+    name: "domain check",
+    logger: deps.logger,
+    idleMs: tickMs,
+    // A failing database is asked again after one tick, then less and less often, at most every four.
+    maxBackoffMs: tickMs * 4,
+    pass: async () => ((await deps.domains.checkDue(deps.intervalMs, checkBatch)) === checkBatch ? "busy" : "idle"),
+  });
   return {
-    start(): void {
-      stopped = false;
-      schedule();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
+    start: (): void => loop.start(),
+    stop: (): Promise<void> => loop.stop(),
   };
 }
