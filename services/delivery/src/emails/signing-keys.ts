@@ -1,3 +1,4 @@
+import { createLoadingCache } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { findVerifiedDomain } from "../db/domains.js";
 import type { DkimSigningKey } from "../providers/mail-provider.js";
@@ -17,23 +18,21 @@ export type SigningKeyLookup = (projectId: string, domain: string) => Promise<Dk
 /**
  * The dispatcher's DKIM keys, remembered for `ttlMs` so that a send does not read and decrypt its
  * domain's key every time; a domain verified or removed meanwhile is seen once that time is up.
+ * The emails of one domain claimed together load its key once.
  */
 export function createSigningKeyLookup(options: SigningKeysOptions): SigningKeyLookup {
-  const keys = new Map<string, { expiresAt: number; key: DkimSigningKey | null }>();
-  return async (projectId, domain) => {
-    const cacheKey = `${projectId} ${domain}`;
-    const cached = keys.get(cacheKey);
-    if (cached && cached.expiresAt > Date.now()) return cached.key;
-    const row = await findVerifiedDomain(options.db, projectId, domain);
-    const key = row
-      ? {
-          domainName: row.domain,
-          keySelector: row.selector,
-          privateKey: decryptPrivateKey(options.encryptionKey, row.privateKeyEncrypted, row.id),
-        }
-      : null;
-    if (keys.size > 10_000) keys.clear();
-    keys.set(cacheKey, { expiresAt: Date.now() + options.ttlMs, key });
-    return key;
-  };
+  const keys = createLoadingCache<string, DkimSigningKey | null, { projectId: string; domain: string }>({
+    max: 10_000,
+    ttlMs: options.ttlMs,
+    load: async (_key, _signal, { projectId, domain }) => {
+      const row = await findVerifiedDomain(options.db, projectId, domain);
+      if (!row) return null;
+      return {
+        domainName: row.domain,
+        keySelector: row.selector,
+        privateKey: decryptPrivateKey(options.encryptionKey, row.privateKeyEncrypted, row.id),
+      };
+    },
+  });
+  return (projectId, domain) => keys.get(`${projectId} ${domain}`, { projectId, domain });
 }

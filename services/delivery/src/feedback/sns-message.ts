@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, verify } from "node:crypto";
 import { DomainError } from "@herald/errors";
+import { createLoadingCache } from "@herald/platform";
 
 /** The fields of an Amazon SNS message that this service reads (HTTP/S delivery). */
 export interface SnsMessage {
@@ -84,36 +85,37 @@ export async function verifySnsSignature(
   }
 }
 
+/** A certificate's public key; a certificate that cannot be fetched is UNAVAILABLE: SNS delivers the message again later. */
+async function fetchCertificate(url: URL, timeoutMs: number): Promise<KeyObject> {
+  let pem: string;
+  try {
+    const response = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    pem = await response.text();
+  } catch (error) {
+    throw new DomainError(
+      "unavailable",
+      "SNS_CERTIFICATE_UNAVAILABLE",
+      `The SNS signing certificate could not be fetched: ${String(error)}`,
+    );
+  }
+  try {
+    return createPublicKey(pem);
+  } catch {
+    throw invalidSnsMessage("SigningCertURL does not serve a certificate");
+  }
+}
+
 /**
- * Fetches SNS signing certificates (a few, rotated rarely) and keeps each one's public key.
- * A certificate that cannot be fetched is UNAVAILABLE: SNS delivers the message again later.
+ * Fetches SNS signing certificates (a few, rotated rarely) and keeps each one's public key; the
+ * notifications that arrive together while one is fetched wait for that one fetch. A URL names
+ * one certificate, so a key is kept for a day, which only bounds how long a withdrawn one is trusted.
  */
 export function createSnsCertificates(options: { timeoutMs: number; capacity?: number }): (url: URL) => Promise<KeyObject> {
-  const keys = new Map<string, KeyObject>();
-  const capacity = options.capacity ?? 20;
-  return async (url) => {
-    const known = keys.get(url.href);
-    if (known) return known;
-    let pem: string;
-    try {
-      const response = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(options.timeoutMs) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      pem = await response.text();
-    } catch (error) {
-      throw new DomainError(
-        "unavailable",
-        "SNS_CERTIFICATE_UNAVAILABLE",
-        `The SNS signing certificate could not be fetched: ${String(error)}`,
-      );
-    }
-    let key: KeyObject;
-    try {
-      key = createPublicKey(pem);
-    } catch {
-      throw invalidSnsMessage("SigningCertURL does not serve a certificate");
-    }
-    if (keys.size >= capacity) keys.delete(keys.keys().next().value as string);
-    keys.set(url.href, key);
-    return key;
-  };
+  const keys = createLoadingCache<string, KeyObject, URL>({
+    max: options.capacity ?? 20,
+    ttlMs: 24 * 60 * 60_000,
+    load: (_href, _signal, url) => fetchCertificate(url, options.timeoutMs),
+  });
+  return (url) => keys.get(url.href, url);
 }

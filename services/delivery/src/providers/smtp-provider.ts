@@ -1,4 +1,5 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
+import { type Cache, createCache } from "@herald/platform";
 import { createTransport, type NodemailerError } from "nodemailer";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
@@ -53,12 +54,15 @@ export const dkimSignedHeaderFields = [
 
 /** Parsed keys by PEM: parsing an RSA key costs more than signing with it, and a few domains send most mail. */
 export class SigningKeys {
-  private readonly keys = new Map<string, KeyObject>();
-  constructor(private readonly capacity: number) {}
+  // A PEM parses to the same key for ever: the time to live only lets the keys of domains that stopped sending go.
+  private readonly keys: Cache<string, KeyObject>;
+  constructor(capacity: number) {
+    this.keys = createCache({ max: capacity, ttlMs: 60 * 60_000 });
+  }
 
   /** The parsed key, or a permanent SendFailure: nodemailer would send a message it cannot sign unsigned. */
   get(dkim: DkimSigningKey): KeyObject {
-    const known = this.keys.get(dkim.privateKey);
+    const known = this.keys.peek(dkim.privateKey);
     if (known) return known;
     let key: KeyObject;
     try {
@@ -71,10 +75,6 @@ export class SigningKeys {
         kind: "permanent",
         reason: "dkim-key",
       });
-    }
-    if (this.keys.size >= this.capacity) {
-      const oldest = this.keys.keys().next();
-      if (!oldest.done) this.keys.delete(oldest.value);
     }
     this.keys.set(dkim.privateKey, key);
     return key;

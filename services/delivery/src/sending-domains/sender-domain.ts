@@ -1,4 +1,5 @@
 import { DomainError } from "@herald/errors";
+import { createLoadingCache } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { isVerifiedDomain } from "../db/domains.js";
 
@@ -18,17 +19,21 @@ const verifiedTtlMs = 30_000;
  * requireVerifiedSenderDomain for the per-request path (/v1/send), remembering verified
  * domains for 30 seconds: a domain that stops being verified is still accepted for that
  * long, and its emails then end FAILED when the dispatcher, which checks again, sends them.
- * An unverified domain is never remembered, so verifying one takes effect at once.
+ * An unverified domain is never remembered (its refusal is a failed load, which the cache
+ * does not keep), so verifying one takes effect at once.
  */
 export function createVerifiedSenderCache(db: Db) {
-  const verified = new Map<string, number>();
+  const verified = createLoadingCache<string, true, { projectId: string; domain: string }>({
+    max: 10_000,
+    ttlMs: verifiedTtlMs,
+    load: async (_key, _signal, { projectId, domain }) => {
+      await requireVerifiedSenderDomain(db, projectId, domain);
+      return true;
+    },
+  });
   return {
     async require(projectId: string, domain: string): Promise<void> {
-      const key = `${projectId} ${domain}`;
-      if ((verified.get(key) ?? 0) > Date.now()) return;
-      await requireVerifiedSenderDomain(db, projectId, domain);
-      if (verified.size > 10_000) verified.clear();
-      verified.set(key, Date.now() + verifiedTtlMs);
+      await verified.get(`${projectId} ${domain}`, { projectId, domain });
     },
   };
 }

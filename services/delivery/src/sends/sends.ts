@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { validationFailed } from "@herald/errors";
+import { createCache } from "@herald/platform";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
 import type { Db } from "../db/client.js";
@@ -73,23 +74,18 @@ export function createSends(deps: {
   attachmentMaxBytes?: number;
 }) {
   const { renderer, emails } = deps;
-  const compiled = new Map<string, CompiledTemplate>();
+  // A source compiles to the same template for ever: the time to live only lets the sources no longer sent go.
+  const compiled = createCache<string, CompiledTemplate>({ max: compiledCacheSize, ttlMs: 60 * 60_000 });
   const verifiedSenders = createVerifiedSenderCache(deps.db);
 
   function compile(subject: string, body: string): CompiledTemplate {
     const key = createHash("sha256").update(subject).update("\0").update(body).digest("base64");
-    const cached = compiled.get(key);
-    if (cached) {
-      // Most recently used last: the first key is the one to drop.
-      compiled.delete(key);
-      compiled.set(key, cached);
-      return cached;
-    }
+    const cached = compiled.peek(key);
+    if (cached) return cached;
     const problems = renderer.validate({ subject, body });
     if (problems.length > 0) throw liquidFailure(problems);
     const template = renderer.compile({ subject, body });
     compiled.set(key, template);
-    if (compiled.size > compiledCacheSize) compiled.delete(compiled.keys().next().value as string);
     return template;
   }
 

@@ -1,5 +1,6 @@
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { DomainError } from "@herald/errors";
+import { createLoadingCache } from "@herald/platform";
 import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import type { Db } from "../db/client.js";
 import { findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
@@ -29,7 +30,11 @@ const linkNotFound = () => new DomainError("not-found", "LINK_NOT_FOUND", "This 
  */
 export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Client<typeof ContactsService>; nudgeOutbox: () => void }) {
   const { db, tokens, contacts } = deps;
-  const modes = new Map<string, { mode: TrackingMode; until: number }>();
+  const modes = createLoadingCache<string, TrackingMode>({
+    max: 10_000,
+    ttlMs: modeCacheMs,
+    load: async (projectId) => (await findTrackingMode(db, requireProjectId(projectId))) ?? "enabled",
+  });
 
   function read<Kind extends LinkToken["kind"]>(token: string, kind: Kind): Extract<LinkToken, { kind: Kind }> {
     const link = tokens.read(token);
@@ -84,17 +89,11 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
 
     setSubscription: (token: string, subscribed: boolean): Promise<Recipient> => recipientOf(read(token, "recipient"), subscribed),
 
-    async modeOf(projectId: string): Promise<TrackingMode> {
-      const cached = modes.get(projectId);
-      if (cached && cached.until > Date.now()) return cached.mode;
-      const mode = (await findTrackingMode(db, requireProjectId(projectId))) ?? "enabled";
-      modes.set(projectId, { mode, until: Date.now() + modeCacheMs });
-      return mode;
-    },
+    modeOf: (projectId: string): Promise<TrackingMode> => modes.get(projectId),
 
     async setMode(projectId: string, mode: TrackingMode): Promise<TrackingMode> {
       await saveTrackingMode(db, requireProjectId(projectId), mode);
-      modes.set(projectId, { mode, until: Date.now() + modeCacheMs });
+      modes.set(projectId, mode);
       return mode;
     },
   };
