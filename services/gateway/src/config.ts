@@ -24,6 +24,10 @@ export const configSchema = z.object({
   SES_REGION: optionalSecret,
   /** Requests per minute per project (or per client address before sign-in), across all replicas. */
   RATE_LIMIT_PER_MINUTE: positiveInt(1000, 1_000_000),
+  /** Public-key (pk_) requests per minute per project and client address; the project's public-key traffic also has its own RATE_LIMIT_PER_MINUTE. */
+  PUBLIC_KEY_RATE_PER_MINUTE: positiveInt(120, 1_000_000),
+  /** Refused API keys and sessions per minute per client address; past it, the address gets 429 before any lookup. */
+  AUTH_FAILURE_RATE_PER_MINUTE: positiveInt(100, 1_000_000),
   /** How long an Idempotency-Key is remembered. */
   IDEMPOTENCY_TTL_HOURS: positiveInt(24, 24 * 30),
   /** How long a resolved API key is trusted without asking identity again; rotation evicts it earlier. */

@@ -66,8 +66,13 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   await app.register(cookie);
   await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });
-  registerAuthentication(app, deps);
-  await registerRateLimit(app, { redis: deps.redis, perMinute: config.RATE_LIMIT_PER_MINUTE });
+  const authFailures = await registerRateLimit(app, {
+    redis: deps.redis,
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    publicKeyPerMinute: config.PUBLIC_KEY_RATE_PER_MINUTE,
+    authFailuresPerMinute: config.AUTH_FAILURE_RATE_PER_MINUTE,
+  });
+  registerAuthentication(app, { ...deps, authFailures });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
 

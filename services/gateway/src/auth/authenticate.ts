@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpProblem } from "../http/errors.js";
+import type { AuthFailureLimit } from "../http/rate-limit.js";
 import type { Upstreams } from "../upstreams.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
 import type { SessionCache } from "./session-cache.js";
@@ -56,9 +57,23 @@ function projectIdOf(request: FastifyRequest): string | undefined {
   return typeof fromHeader === "string" && fromHeader ? fromHeader : undefined;
 }
 
-export function registerAuthentication(app: FastifyInstance, deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache }) {
+export function registerAuthentication(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache; authFailures: AuthFailureLimit },
+) {
+  /** A credential that was sent and refused counts against its client address. */
+  async function counted<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
+    try {
+      return await authenticate();
+    } catch (error) {
+      if (error instanceof HttpProblem && error.statusCode === 401) await deps.authFailures.record(request);
+      throw error;
+    }
+  }
+
   async function authenticateKey(key: string, mode: "secret" | "public" | "project", request: FastifyRequest): Promise<Auth> {
-    const resolved = await deps.keys.resolve(key);
+    // An address past its failure limit spends no more lookups; cached keys cost none.
+    const resolved = await deps.keys.resolve(key, () => deps.authFailures.check(request));
     if (!resolved) throw unauthorized("INVALID_API_KEY", "Invalid API key");
     const wanted = mode === "public" ? "public" : "secret";
     if (resolved.kind !== wanted) {
@@ -73,9 +88,10 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
     return { via: "key", projectId: resolved.projectId, keyKind: resolved.kind };
   }
 
-  async function authenticateSession(token: string, projectId: string | undefined): Promise<Auth> {
+  async function authenticateSession(token: string, projectId: string | undefined, request: FastifyRequest): Promise<Auth> {
     const cached = deps.sessions.get(token, projectId ?? "");
     if (cached) return { via: "session", userId: cached.userId, sessionToken: token, projectId, role: cached.role };
+    await deps.authFailures.check(request);
     try {
       const answer = await deps.upstreams.accounts.authenticateSession({ sessionToken: token, projectId: projectId ?? "" });
       const userId = answer.user?.id ?? "";
@@ -93,9 +109,9 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
     const mode = request.routeOptions.config.auth ?? "none";
     if (mode === "none") return;
     if (mode !== "session") {
-      const key = bearerOf(request);
+      const key = await counted(request, async () => bearerOf(request));
       if (key !== undefined) {
-        request.auth = await authenticateKey(key, mode, request);
+        request.auth = await counted(request, () => authenticateKey(key, mode, request));
         return;
       }
     }
@@ -109,7 +125,7 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
     if (mode === "project" && projectId === undefined) {
       throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
     }
-    request.auth = await authenticateSession(session, projectId);
+    request.auth = await counted(request, () => authenticateSession(session, projectId, request));
   });
 }
 
