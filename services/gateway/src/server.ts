@@ -72,7 +72,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     publicKeyPerMinute: config.PUBLIC_KEY_RATE_PER_MINUTE,
     authFailuresPerMinute: config.AUTH_FAILURE_RATE_PER_MINUTE,
   });
-  registerAuthentication(app, { ...deps, authFailures });
+  registerAuthentication(app, { ...deps, authFailures, publicUrl: config.PUBLIC_URL });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
 

@@ -6,6 +6,7 @@ import type { Upstreams } from "../upstreams.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
 import type { SessionCache } from "./session-cache.js";
 import { readSessionToken } from "./session-cookie.js";
+import { assertSameSite } from "./session-origin.js";
 
 /**
  * What a route accepts:
@@ -59,7 +60,7 @@ function projectIdOf(request: FastifyRequest): string | undefined {
 
 export function registerAuthentication(
   app: FastifyInstance,
-  deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache; authFailures: AuthFailureLimit },
+  deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache; authFailures: AuthFailureLimit; publicUrl: string },
 ) {
   /** A credential that was sent and refused counts against its client address. */
   async function counted<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
@@ -126,6 +127,7 @@ export function registerAuthentication(
       throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
     }
     request.auth = await counted(request, () => authenticateSession(session, projectId, request));
+    assertSameSite(request, deps.publicUrl);
   });
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Session } from "@herald/proto/herald/identity/v1/resources_pb";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { SessionCache } from "../../auth/session-cache.js";
 import { clearSessionCookie, readSessionToken, setSessionCookie } from "../../auth/session-cookie.js";
 import type { Upstreams } from "../../upstreams.js";
@@ -58,19 +58,18 @@ export function registerAuthRoutes(app: FastifyInstance, deps: { upstreams: Upst
     },
   );
 
-  api.get(
-    "/auth/logout",
-    { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } },
-    async (request, reply) => {
-      const token = readSessionToken(request);
-      if (token) {
-        deps.sessions.forget(token);
-        await accounts.logOut({ sessionToken: token });
-      }
-      clearSessionCookie(reply, secure);
-      return { success: true };
-    },
-  );
+  const logOut = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = readSessionToken(request);
+    if (token) {
+      deps.sessions.forget(token);
+      await accounts.logOut({ sessionToken: token });
+    }
+    clearSessionCookie(reply, secure);
+    return { success: true };
+  };
+  // POST is the form a dashboard should use; GET stays because SPEC.md lists it.
+  api.post("/auth/logout", { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } }, logOut);
+  api.get("/auth/logout", { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } }, logOut);
 
   api.get(
     "/auth/oauth-config",
