@@ -80,7 +80,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerHealthRoute(app, deps.upstreams);
   registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, publicUrl: config.PUBLIC_URL });
   registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys });
-  registerMemberRoutes(app, { upstreams: deps.upstreams });
+  registerMemberRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions });
   registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   registerContactRoutes(app, { upstreams: deps.upstreams });
   registerEventRoutes(app, { upstreams: deps.upstreams });

@@ -4,6 +4,7 @@ import { HttpProblem } from "../http/errors.js";
 import type { AuthFailureLimit } from "../http/rate-limit.js";
 import type { Upstreams } from "../upstreams.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
+import { assertRole, isProjectScoped } from "./roles.js";
 import type { SessionCache } from "./session-cache.js";
 import { readSessionToken } from "./session-cookie.js";
 import { assertSameSite } from "./session-origin.js";
@@ -46,6 +47,13 @@ function bearerOf(request: FastifyRequest): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match?.[1]) throw unauthorized("INVALID_API_KEY", "The Authorization header must be `Bearer <API key>`");
   return match[1];
+}
+
+/** Account-management routes of one project (/users/@me/projects/:id…, /projects/:id…) name it in the path. */
+function projectOfSessionRoute(request: FastifyRequest): string | undefined {
+  if (!isProjectScoped("session", request.routeOptions.url ?? "")) return undefined;
+  const id = (request.params as Record<string, unknown> | undefined)?.id;
+  return typeof id === "string" && id ? id : undefined;
 }
 
 function projectIdOf(request: FastifyRequest): string | undefined {
@@ -122,12 +130,13 @@ export function registerAuthentication(
         ? unauthorized("UNAUTHORIZED", "Sign in first: this endpoint needs a dashboard session")
         : unauthorized("UNAUTHORIZED", "Missing API key: send `Authorization: Bearer <key>`");
     }
-    const projectId = mode === "project" ? projectIdOf(request) : undefined;
+    const projectId = mode === "project" ? projectIdOf(request) : projectOfSessionRoute(request);
     if (mode === "project" && projectId === undefined) {
       throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
     }
     request.auth = await counted(request, () => authenticateSession(session, projectId, request));
     assertSameSite(request, deps.publicUrl);
+    assertRole(request);
   });
 }
 
