@@ -28,6 +28,12 @@ export const configSchema = z.object({
   PUBLIC_KEY_RATE_PER_MINUTE: positiveInt(120, 1_000_000),
   /** Refused API keys and sessions per minute per client address; past it, the address gets 429 before any lookup. */
   AUTH_FAILURE_RATE_PER_MINUTE: positiveInt(100, 1_000_000),
+  /** Failed password sign-ins per account, and per client address, before each further one doubles the wait (docs/security.md). */
+  LOGIN_FREE_FAILURES_PER_ACCOUNT: positiveInt(5, 1000),
+  LOGIN_FREE_FAILURES_PER_IP: positiveInt(20, 100_000),
+  /** The first wait after the free failures, and the longest. */
+  LOGIN_BACKOFF_BASE_SECONDS: positiveInt(1, 3600),
+  LOGIN_BACKOFF_MAX_SECONDS: positiveInt(900, 86_400),
   /** How long an Idempotency-Key is remembered. */
   IDEMPOTENCY_TTL_HOURS: positiveInt(24, 24 * 30),
   /** How long a resolved API key is trusted without asking identity again; rotation evicts it earlier. */

@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Redis } from "ioredis";
 import type { ApiKeyCache } from "./auth/api-key-cache.js";
 import { registerAuthentication } from "./auth/authenticate.js";
+import { createLoginBackoff } from "./auth/login-backoff.js";
 import type { SessionCache } from "./auth/session-cache.js";
 import type { Config } from "./config.js";
 import { registerErrorHandling } from "./http/errors.js";
@@ -78,7 +79,14 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
 
   registerConfigRoute(app, config);
   registerHealthRoute(app, deps.upstreams);
-  registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, publicUrl: config.PUBLIC_URL });
+  const loginBackoff = createLoginBackoff({
+    redis: deps.redis,
+    freeFailuresPerAccount: config.LOGIN_FREE_FAILURES_PER_ACCOUNT,
+    freeFailuresPerIp: config.LOGIN_FREE_FAILURES_PER_IP,
+    baseDelaySeconds: config.LOGIN_BACKOFF_BASE_SECONDS,
+    maxDelaySeconds: config.LOGIN_BACKOFF_MAX_SECONDS,
+  });
+  registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, loginBackoff, publicUrl: config.PUBLIC_URL });
   registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys });
   registerMemberRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions });
   registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
