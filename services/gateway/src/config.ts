@@ -1,4 +1,4 @@
-import { brokerList, envBoolean, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
+import { brokerList, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
 import { z } from "zod";
 
 const optionalSecret = z
@@ -15,7 +15,6 @@ export const configSchema = z.object({
   LOG_LEVEL: logLevel,
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
   KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
-  DISABLE_SIGNUPS: envBoolean(false),
   GITHUB_CLIENT_ID: optionalSecret,
   GITHUB_CLIENT_SECRET: optionalSecret,
   GOOGLE_CLIENT_ID: optionalSecret,

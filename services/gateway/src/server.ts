@@ -77,7 +77,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
 
-  registerConfigRoute(app, config);
+  registerConfigRoute(app, { config, upstreams: deps.upstreams });
   registerHealthRoute(app, deps.upstreams);
   const loginBackoff = createLoginBackoff({
     redis: deps.redis,
