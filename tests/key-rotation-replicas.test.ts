@@ -34,7 +34,9 @@ describe("key rotation across gateway replicas", () => {
     const rotated = await replicaA.app.inject({
       method: "POST",
       url: `/users/@me/projects/${project.id}/regenerate-keys`,
+      // A session's change needs a JSON body or the dashboard's origin (docs/security.md).
       headers: { cookie },
+      payload: {},
     });
     expect(rotated.statusCode).toBe(200);
     expect((await setupState(replicaA, project.secretKey)).statusCode).toBe(401);

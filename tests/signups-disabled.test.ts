@@ -17,10 +17,10 @@ describe("DISABLE_SIGNUPS", () => {
       undefined,
       { DISABLE_SIGNUPS: "true", PASSWORD_SCRYPT_LOG_N: "14" },
     );
+    // The gateway has no setting of its own: /config reports what identity enforces.
     gateway = await createTestGateway({
       serviceUrls: { ...herald.stack.serviceUrls, identity: identity.url },
       redisUrl: herald.redisUrl,
-      env: { DISABLE_SIGNUPS: "true" },
     });
   });
 
@@ -39,5 +39,18 @@ describe("DISABLE_SIGNUPS", () => {
     expect(answer.statusCode).toBe(403);
     expect(answer.json()).toMatchObject({ success: false, error: { code: "SIGNUPS_DISABLED", statusCode: 403 } });
     expect((await gateway.app.inject({ method: "GET", url: "/config" })).json().signupsEnabled).toBe(false);
+  });
+
+  it("is reported by a gateway in front of an identity that accepts sign-ups, even with the old gateway setting", async () => {
+    const other = await createTestGateway({
+      serviceUrls: herald.stack.serviceUrls,
+      redisUrl: herald.redisUrl,
+      env: { DISABLE_SIGNUPS: "true" },
+    });
+    try {
+      expect((await other.app.inject({ method: "GET", url: "/config" })).json().signupsEnabled).toBe(true);
+    } finally {
+      await other.close();
+    }
   });
 });

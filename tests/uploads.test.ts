@@ -21,7 +21,11 @@ async function upload(
   }
   const headers: Record<string, string> = {};
   if (auth.key) headers.authorization = `Bearer ${auth.key}`;
-  if (auth.cookie) headers.cookie = auth.cookie;
+  if (auth.cookie) {
+    headers.cookie = auth.cookie;
+    // A multipart change made with a session needs the dashboard's origin, as a browser sends it.
+    headers.origin = new URL(stack.gatewayUrl).origin;
+  }
   if (auth.projectId) headers["x-project-id"] = auth.projectId;
   const response = await fetch(`${stack.gatewayUrl}/uploads/image`, { method: "POST", headers, body: form });
   return { status: response.status, body: (await response.json()) as UploadedImage & ErrorBody };

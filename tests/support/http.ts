@@ -21,7 +21,11 @@ export function restClient(baseUrl: string) {
   return async function call<T = Record<string, unknown>>(method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key) headers.authorization = `Bearer ${options.key}`;
-    if (options.cookie) headers.cookie = options.cookie;
+    if (options.cookie) {
+      headers.cookie = options.cookie;
+      // As the dashboard's own pages would: changes made with a session need the origin (or a JSON body).
+      headers.origin ??= new URL(baseUrl).origin;
+    }
     let body: string | undefined;
     if (options.rawBody !== undefined || options.body !== undefined) {
       headers["content-type"] ??= "application/json";

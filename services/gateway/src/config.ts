@@ -1,4 +1,4 @@
-import { brokerList, envBoolean, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
+import { brokerList, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
 import { z } from "zod";
 
 const optionalSecret = z
@@ -15,7 +15,6 @@ export const configSchema = z.object({
   LOG_LEVEL: logLevel,
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
   KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
-  DISABLE_SIGNUPS: envBoolean(false),
   GITHUB_CLIENT_ID: optionalSecret,
   GITHUB_CLIENT_SECRET: optionalSecret,
   GOOGLE_CLIENT_ID: optionalSecret,
@@ -24,6 +23,16 @@ export const configSchema = z.object({
   SES_REGION: optionalSecret,
   /** Requests per minute per project (or per client address before sign-in), across all replicas. */
   RATE_LIMIT_PER_MINUTE: positiveInt(1000, 1_000_000),
+  /** Public-key (pk_) requests per minute per project and client address; the project's public-key traffic also has its own RATE_LIMIT_PER_MINUTE. */
+  PUBLIC_KEY_RATE_PER_MINUTE: positiveInt(120, 1_000_000),
+  /** Refused API keys and sessions per minute per client address; past it, the address gets 429 before any lookup. */
+  AUTH_FAILURE_RATE_PER_MINUTE: positiveInt(100, 1_000_000),
+  /** Failed password sign-ins per account, and per client address, before each further one doubles the wait (docs/security.md). */
+  LOGIN_FREE_FAILURES_PER_ACCOUNT: positiveInt(5, 1000),
+  LOGIN_FREE_FAILURES_PER_IP: positiveInt(20, 100_000),
+  /** The first wait after the free failures, and the longest. */
+  LOGIN_BACKOFF_BASE_SECONDS: positiveInt(1, 3600),
+  LOGIN_BACKOFF_MAX_SECONDS: positiveInt(900, 86_400),
   /** How long an Idempotency-Key is remembered. */
   IDEMPOTENCY_TTL_HOURS: positiveInt(24, 24 * 30),
   /** How long a resolved API key is trusted without asking identity again; rotation evicts it earlier. */

@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Redis } from "ioredis";
 import type { ApiKeyCache } from "./auth/api-key-cache.js";
 import { registerAuthentication } from "./auth/authenticate.js";
+import { createLoginBackoff } from "./auth/login-backoff.js";
 import type { SessionCache } from "./auth/session-cache.js";
 import type { Config } from "./config.js";
 import { registerErrorHandling } from "./http/errors.js";
@@ -66,16 +67,28 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   await app.register(cookie);
   await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });
-  registerAuthentication(app, deps);
-  await registerRateLimit(app, { redis: deps.redis, perMinute: config.RATE_LIMIT_PER_MINUTE });
+  const authFailures = await registerRateLimit(app, {
+    redis: deps.redis,
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    publicKeyPerMinute: config.PUBLIC_KEY_RATE_PER_MINUTE,
+    authFailuresPerMinute: config.AUTH_FAILURE_RATE_PER_MINUTE,
+  });
+  registerAuthentication(app, { ...deps, authFailures, publicUrl: config.PUBLIC_URL });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
 
-  registerConfigRoute(app, config);
+  registerConfigRoute(app, { config, upstreams: deps.upstreams });
   registerHealthRoute(app, deps.upstreams);
-  registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, publicUrl: config.PUBLIC_URL });
+  const loginBackoff = createLoginBackoff({
+    redis: deps.redis,
+    freeFailuresPerAccount: config.LOGIN_FREE_FAILURES_PER_ACCOUNT,
+    freeFailuresPerIp: config.LOGIN_FREE_FAILURES_PER_IP,
+    baseDelaySeconds: config.LOGIN_BACKOFF_BASE_SECONDS,
+    maxDelaySeconds: config.LOGIN_BACKOFF_MAX_SECONDS,
+  });
+  registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, loginBackoff, publicUrl: config.PUBLIC_URL });
   registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys });
-  registerMemberRoutes(app, { upstreams: deps.upstreams });
+  registerMemberRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions });
   registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   registerContactRoutes(app, { upstreams: deps.upstreams });
   registerEventRoutes(app, { upstreams: deps.upstreams });

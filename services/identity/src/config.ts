@@ -41,6 +41,9 @@ export const configSchema = z
     STRIPE_API_URL: httpUrl.default("https://api.stripe.com"),
     /** scrypt cost as log2(N): 17 is OWASP's recommendation (128 MiB per hash with r=8); tests use 14. */
     PASSWORD_SCRYPT_LOG_N: z.coerce.number().int().min(14).max(20).default(17),
+    /** Password hashes computed at once (each holds 128·2^PASSWORD_SCRYPT_LOG_N·8 bytes: 128 MiB at 17), and how many may wait. */
+    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    PASSWORD_HASH_MAX_WAITING: z.coerce.number().int().min(0).max(10_000).default(64),
     /** Verification and reset emails per address and purpose per hour. */
     AUTH_EMAIL_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(5),
   })

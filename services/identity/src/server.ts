@@ -7,6 +7,7 @@ import { ProjectService } from "@herald/proto/herald/identity/v1/project_service
 import type { Redis } from "ioredis";
 import { createAccounts } from "./accounts/accounts.js";
 import { createAuthEmailLimiter } from "./accounts/auth-email-limiter.js";
+import { limitHashing } from "./accounts/hashing-limit.js";
 import { createOAuthSignIn } from "./accounts/oauth-sign-in.js";
 import { createSessions } from "./accounts/sessions.js";
 import { createBilling } from "./billing/billing.js";
@@ -42,7 +43,10 @@ export function build(deps: Deps): RpcServer {
     db,
     logger,
     sessions,
-    passwords: createPasswordHasher({ logN: config.PASSWORD_SCRYPT_LOG_N }),
+    passwords: limitHashing(createPasswordHasher({ logN: config.PASSWORD_SCRYPT_LOG_N }), {
+      concurrency: config.PASSWORD_HASH_CONCURRENCY,
+      maxWaiting: config.PASSWORD_HASH_MAX_WAITING,
+    }),
     limiter: createAuthEmailLimiter({ redis: deps.redis, limitPerHour: config.AUTH_EMAIL_LIMIT_PER_HOUR }),
     publicUrl: config.PUBLIC_URL,
     signupsDisabled: config.DISABLE_SIGNUPS,

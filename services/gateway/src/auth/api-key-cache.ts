@@ -10,8 +10,11 @@ export interface ResolvedKey {
 }
 
 export interface ApiKeyCache {
-  /** The key's project, or undefined for a key identity does not know. */
-  resolve(key: string): Promise<ResolvedKey | undefined>;
+  /**
+   * The key's project, or undefined for a key identity does not know. `beforeLookup` runs when
+   * the key's project is not cached, so that a caller can refuse to spend a lookup.
+   */
+  resolve(key: string, beforeLookup?: () => Promise<void>): Promise<ResolvedKey | undefined>;
   /** Forgets every key of a project, so that the next request asks identity again. */
   evictProject(projectId: string): void;
 }
@@ -49,8 +52,11 @@ export function createApiKeyCache(options: {
   });
 
   return {
-    async resolve(key) {
-      return entries.get(createHash("sha256").update(key).digest("hex"), key);
+    async resolve(key, beforeLookup) {
+      const hash = createHash("sha256").update(key).digest("hex");
+      // A remembered unknown key peeks as undefined too: it is checked like a miss, which costs Redis, not identity.
+      if (beforeLookup && entries.peek(hash) === undefined) await beforeLookup();
+      return entries.get(hash, key);
     },
     evictProject(projectId) {
       // A lookup under way for one of them is answered but not kept (see createLoadingCache's delete).

@@ -1,10 +1,13 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpProblem } from "../http/errors.js";
+import type { AuthFailureLimit } from "../http/rate-limit.js";
 import type { Upstreams } from "../upstreams.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
+import { assertRole, isProjectScoped } from "./roles.js";
 import type { SessionCache } from "./session-cache.js";
 import { readSessionToken } from "./session-cookie.js";
+import { assertSameSite } from "./session-origin.js";
 
 /**
  * What a route accepts:
@@ -46,6 +49,13 @@ function bearerOf(request: FastifyRequest): string | undefined {
   return match[1];
 }
 
+/** Account-management routes of one project (/users/@me/projects/:id…, /projects/:id…) name it in the path. */
+function projectOfSessionRoute(request: FastifyRequest): string | undefined {
+  if (!isProjectScoped("session", request.routeOptions.url ?? "")) return undefined;
+  const id = (request.params as Record<string, unknown> | undefined)?.id;
+  return typeof id === "string" && id ? id : undefined;
+}
+
 function projectIdOf(request: FastifyRequest): string | undefined {
   const { projectInPath } = request.routeOptions.config;
   if (projectInPath) {
@@ -56,9 +66,23 @@ function projectIdOf(request: FastifyRequest): string | undefined {
   return typeof fromHeader === "string" && fromHeader ? fromHeader : undefined;
 }
 
-export function registerAuthentication(app: FastifyInstance, deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache }) {
+export function registerAuthentication(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache; authFailures: AuthFailureLimit; publicUrl: string },
+) {
+  /** A credential that was sent and refused counts against its client address. */
+  async function counted<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
+    try {
+      return await authenticate();
+    } catch (error) {
+      if (error instanceof HttpProblem && error.statusCode === 401) await deps.authFailures.record(request);
+      throw error;
+    }
+  }
+
   async function authenticateKey(key: string, mode: "secret" | "public" | "project", request: FastifyRequest): Promise<Auth> {
-    const resolved = await deps.keys.resolve(key);
+    // An address past its failure limit spends no more lookups; cached keys cost none.
+    const resolved = await deps.keys.resolve(key, () => deps.authFailures.check(request));
     if (!resolved) throw unauthorized("INVALID_API_KEY", "Invalid API key");
     const wanted = mode === "public" ? "public" : "secret";
     if (resolved.kind !== wanted) {
@@ -73,9 +97,10 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
     return { via: "key", projectId: resolved.projectId, keyKind: resolved.kind };
   }
 
-  async function authenticateSession(token: string, projectId: string | undefined): Promise<Auth> {
+  async function authenticateSession(token: string, projectId: string | undefined, request: FastifyRequest): Promise<Auth> {
     const cached = deps.sessions.get(token, projectId ?? "");
     if (cached) return { via: "session", userId: cached.userId, sessionToken: token, projectId, role: cached.role };
+    await deps.authFailures.check(request);
     try {
       const answer = await deps.upstreams.accounts.authenticateSession({ sessionToken: token, projectId: projectId ?? "" });
       const userId = answer.user?.id ?? "";
@@ -93,9 +118,9 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
     const mode = request.routeOptions.config.auth ?? "none";
     if (mode === "none") return;
     if (mode !== "session") {
-      const key = bearerOf(request);
+      const key = await counted(request, async () => bearerOf(request));
       if (key !== undefined) {
-        request.auth = await authenticateKey(key, mode, request);
+        request.auth = await counted(request, () => authenticateKey(key, mode, request));
         return;
       }
     }
@@ -105,11 +130,13 @@ export function registerAuthentication(app: FastifyInstance, deps: { upstreams: 
         ? unauthorized("UNAUTHORIZED", "Sign in first: this endpoint needs a dashboard session")
         : unauthorized("UNAUTHORIZED", "Missing API key: send `Authorization: Bearer <key>`");
     }
-    const projectId = mode === "project" ? projectIdOf(request) : undefined;
+    const projectId = mode === "project" ? projectIdOf(request) : projectOfSessionRoute(request);
     if (mode === "project" && projectId === undefined) {
       throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
     }
-    request.auth = await authenticateSession(session, projectId);
+    request.auth = await counted(request, () => authenticateSession(session, projectId, request));
+    assertSameSite(request, deps.publicUrl);
+    assertRole(request);
   });
 }
 

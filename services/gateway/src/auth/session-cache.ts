@@ -13,7 +13,7 @@ export interface SessionFacts {
  * once; other replicas trust it at most for the TTL.
  */
 export function createSessionCache(ttlMs: number, now?: () => number) {
-  const entries = createCache<string, { facts: SessionFacts; tokenHash: string }>({ max: 10_000, ttlMs, now });
+  const entries = createCache<string, { facts: SessionFacts; tokenHash: string; projectId: string }>({ max: 10_000, ttlMs, now });
   const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
   const keyOf = (token: string, projectId: string) => `${hashOf(token)}:${projectId}`;
   return {
@@ -21,7 +21,11 @@ export function createSessionCache(ttlMs: number, now?: () => number) {
       return entries.peek(keyOf(token, projectId))?.facts;
     },
     set(token: string, projectId: string, facts: SessionFacts): void {
-      entries.set(keyOf(token, projectId), { facts, tokenHash: hashOf(token) });
+      entries.set(keyOf(token, projectId), { facts, tokenHash: hashOf(token), projectId });
+    },
+    /** Forgets every session's facts about a project (its members' roles changed). */
+    forgetProject(projectId: string): void {
+      entries.deleteWhere((entry) => entry.projectId === projectId);
     },
     forget(token: string): void {
       const tokenHash = hashOf(token);

@@ -78,6 +78,9 @@ function problemOf(error: FastifyError | Error, request: FastifyRequest): HttpEr
   return { statusCode: 500, code: "INTERNAL_SERVER_ERROR", message: "An unexpected error occurred" };
 }
 
+// A custom serializer makes Fastify skip its default content type: every error names it itself.
+const jsonType = "application/json; charset=utf-8";
+
 /** Every error and unknown route answers with the envelope of SPEC.md. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -88,11 +91,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (problem.statusCode === 429 && retryAfter !== undefined && !reply.hasHeader("retry-after"))
       reply.header("retry-after", String(retryAfter));
     // Serialized as it is: a route's response schema for the status (the simple `{ error }` 400 of SPEC.md) must not reshape it.
-    return reply.status(problem.statusCode).serializer(JSON.stringify).send(errorEnvelope(problem, request.id));
+    return reply.status(problem.statusCode).type(jsonType).serializer(JSON.stringify).send(errorEnvelope(problem, request.id));
   });
   app.setNotFoundHandler((request, reply) =>
     reply
       .status(404)
+      .type(jsonType)
       .serializer(JSON.stringify)
       .send(
         errorEnvelope(

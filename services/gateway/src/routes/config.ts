@@ -1,10 +1,15 @@
+import { createLoadingCache } from "@herald/platform";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
+import type { Upstreams } from "../upstreams.js";
+
+/** How long identity's answer is reused; a changed DISABLE_SIGNUPS restarts identity anyway. */
+const identityAnswerTtlMs = 30_000;
 
 /** Which integrations this deployment has; the dashboard reads it before sign-in. */
-function publicConfigOf(config: Config) {
+function publicConfigOf(config: Config, signupsEnabled: boolean) {
   return {
-    signupsEnabled: !config.DISABLE_SIGNUPS,
+    signupsEnabled,
     oauth: {
       github: Boolean(config.GITHUB_CLIENT_ID && config.GITHUB_CLIENT_SECRET),
       google: Boolean(config.GOOGLE_CLIENT_ID && config.GOOGLE_CLIENT_SECRET),
@@ -15,7 +20,12 @@ function publicConfigOf(config: Config) {
   };
 }
 
-export function registerConfigRoute(app: FastifyInstance, config: Config): void {
-  const body = publicConfigOf(config);
-  app.get("/config", async () => body);
+/** `signupsEnabled` is what identity enforces (its DISABLE_SIGNUPS), asked of identity, not a flag of the gateway's own. */
+export function registerConfigRoute(app: FastifyInstance, deps: { config: Config; upstreams: Upstreams }): void {
+  const signups = createLoadingCache<"signups", boolean>({
+    max: 1,
+    ttlMs: identityAnswerTtlMs,
+    load: async (_key, signal) => (await deps.upstreams.accounts.getOAuthConfig({}, { signal })).signupsEnabled,
+  });
+  app.get("/config", async () => publicConfigOf(deps.config, await signups.get("signups")));
 }

@@ -1,5 +1,6 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@fastify/type-provider-typebox";
+import { HttpProblem } from "../http/errors.js";
 
 /** Pieces every route file uses: timestamps, nullable schemas, lenient page sizes. */
 
@@ -13,4 +14,24 @@ export const DateTime = Type.String({ format: "date-time" });
 export const limitOf = (raw: string | undefined, fallback: number): number => {
   const value = Number.parseInt(raw ?? "", 10);
   return Number.isFinite(value) && value > 0 ? Math.min(value, 100) : fallback;
+};
+
+/** The largest page number an RPC's int32 field carries; a larger one is refused, never wrapped. */
+export const maxPage = 2 ** 31 - 1;
+
+/** A query parameter that cannot be used: 400 `BAD_REQUEST` naming it, with `invalid_query`. */
+export const badQuery = (parameter: string, message: string, received: string) =>
+  new HttpProblem({
+    statusCode: 400,
+    code: "BAD_REQUEST",
+    message: `Invalid query parameter ${parameter}: ${message}`,
+    errors: [{ field: parameter, message, code: "invalid_query", received: JSON.stringify(received) }],
+  });
+
+/** A page number read leniently: unparsable or below 1 is the first page; past `maxPage` is a 400. */
+export const lenientPageOf = (parameter: string, raw: string | undefined): number => {
+  const value = Number.parseInt(raw ?? "", 10);
+  if (!Number.isFinite(value) || value < 1) return 1;
+  if (value > maxPage) throw badQuery(parameter, `must be at most ${maxPage}`, raw ?? "");
+  return value;
 };

@@ -22,6 +22,8 @@ export interface SignedIn {
 }
 
 export interface Accounts {
+  /** Whether sign-up (by password or OAuth) creates accounts: DISABLE_SIGNUPS, as this service enforces it. */
+  readonly signupsEnabled: boolean;
   signUp(input: SignUpInput): Promise<SignedIn>;
   logIn(credentials: { email: string; password: string }): Promise<SignedIn>;
   getUser(userId: string): Promise<User>;
@@ -78,6 +80,7 @@ export function createAccounts(deps: {
   }
 
   return {
+    signupsEnabled: !deps.signupsDisabled,
     async signUp(input) {
       if (deps.signupsDisabled) throw signupsDisabled();
       const form = validSignUp(input);

@@ -48,7 +48,7 @@ export function createAccountRpc(deps: {
       return { user: userToProto(await accounts.getUser(request.userId)) };
     },
 
-    getOAuthConfig: () => ({ providers: oauth.providers() }),
+    getOAuthConfig: () => ({ providers: oauth.providers(), signupsEnabled: accounts.signupsEnabled }),
 
     startOAuth: (request) => oauth.start(request.provider, request.redirectUri),
 

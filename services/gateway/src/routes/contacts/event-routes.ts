@@ -6,11 +6,14 @@ import type { TrackEventRequestSchema, TrackEventResponse } from "@herald/proto/
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
-import { iso, limitOf } from "../shared-schemas.js";
+import { badQuery, iso, limitOf } from "../shared-schemas.js";
 import { DataSchema, EventSchema, jsonDataOf, toEventJson, toUsagesJson, UsagesSchema } from "./json.js";
 
 /** Tracks per TrackEvents call: enough to carry a busy event-loop turn, small enough to keep one call short. */
 const trackBatchSize = 256;
+
+/** The longest window of GET /analytics/top-events (ten years): a longer one would fall before the year 1 of a Timestamp. */
+const maxTopEventDays = 3650;
 
 const TrackBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 254 }),
@@ -210,6 +213,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
     },
     async (request) => {
       const days = Number.parseInt(request.query.days ?? "", 10);
+      if (days > maxTopEventDays) throw badQuery("days", `must be at most ${maxTopEventDays}`, request.query.days ?? "");
       const answer = await events.getTopEvents({
         projectId: projectOf(request),
         limit: limitOf(request.query.limit, 10),

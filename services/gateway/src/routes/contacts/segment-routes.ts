@@ -2,7 +2,7 @@ import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
-import { limitOf } from "../shared-schemas.js";
+import { lenientPageOf, limitOf } from "../shared-schemas.js";
 import { ContactSchema, jsonDataOf, toContactJson } from "./json.js";
 import { ConditionSchema, isConditionObject, SegmentSchema, SegmentTypeSchema, segmentTypeOf, toSegmentJson } from "./segment-json.js";
 
@@ -13,12 +13,6 @@ const SegmentId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const Name = Type.String({ minLength: 1, maxLength: segmentLimits.name });
 const Description = Type.String({ maxLength: segmentLimits.description });
 const Emails = Type.Array(Type.String({ maxLength: 254 }), { minItems: 1, maxItems: segmentLimits.membersPerCall });
-
-/** A page number from a query string: unparsable or below 1 is the first page. */
-const pageOf = (raw: string | undefined): number => {
-  const value = Number.parseInt(raw ?? "", 10);
-  return Number.isFinite(value) && value >= 1 ? value : 1;
-};
 
 export function registerSegmentRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -133,7 +127,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: { upstreams: U
       const answer = await segments.listSegmentContacts({
         projectId: projectOf(request),
         id: request.params.id,
-        page: pageOf(request.query.page),
+        page: lenientPageOf("page", request.query.page),
         pageSize: limitOf(request.query.pageSize, 20),
       });
       return { data: answer.contacts.map(toContactJson), total: Number(answer.total), page: answer.page, pageSize: answer.pageSize };

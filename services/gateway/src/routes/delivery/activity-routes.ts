@@ -3,9 +3,8 @@ import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { type Activity, TimeseriesInterval } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
-import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
-import { iso, limitOf, Nullable } from "../shared-schemas.js";
+import { badQuery, iso, limitOf, Nullable } from "../shared-schemas.js";
 
 const ActivitySchema = Type.Object({
   id: Type.String(),
@@ -51,14 +50,6 @@ const Bucket = Type.Object({
   bounced: Type.Integer(),
   complained: Type.Integer(),
 });
-
-const badQuery = (parameter: string, message: string, received: string) =>
-  new HttpProblem({
-    statusCode: 400,
-    code: "BAD_REQUEST",
-    message: `Invalid query parameter ${parameter}: ${message}`,
-    errors: [{ field: parameter, message, code: "invalid_query", received: JSON.stringify(received) }],
-  });
 
 /** `type=email.open,email.click`: names are the delivery service's to check (400 INVALID_ACTIVITY_TYPE). */
 const typesOf = (raw: string | undefined): string[] => (raw ?? "").split(",").filter((type) => type.trim() !== "");

@@ -2,9 +2,8 @@ import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { type Template, TemplateSort, TemplateSortDirection, TemplateType } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
-import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
-import { iso } from "../shared-schemas.js";
+import { badQuery, iso, maxPage } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
 type TypeName = (typeof typeNames)[number];
@@ -53,19 +52,13 @@ export const toTemplateJson = (template: Template | undefined) => {
   };
 };
 
-const badQuery = (parameter: string, message: string, received: string) =>
-  new HttpProblem({
-    statusCode: 400,
-    code: "BAD_REQUEST",
-    message: `Invalid query parameter ${parameter}: ${message}`,
-    errors: [{ field: parameter, message, code: "invalid_query", received: JSON.stringify(received) }],
-  });
-
-/** page and pageSize: absent is the default; anything but a whole number ≥ 1 is a 400. */
+/** page and pageSize: absent is the default; anything but a whole number from 1 to 2^31 − 1 is a 400 (pageSize is clamped to 100 by delivery). */
 function positiveIntegerOf(parameter: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw badQuery(parameter, "must be a whole number of at least 1", raw);
-  return Math.min(Number(raw), 2 ** 31 - 1);
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > maxPage) {
+    throw badQuery(parameter, `must be a whole number from 1 to ${maxPage}`, raw);
+  }
+  return Number(raw);
 }
 
 /** type: one of the three names (any case); another value is a 400, as an unknown campaign status is. */

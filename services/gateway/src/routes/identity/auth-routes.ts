@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Session } from "@herald/proto/herald/identity/v1/resources_pb";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { LoginBackoff } from "../../auth/login-backoff.js";
 import type { SessionCache } from "../../auth/session-cache.js";
 import { clearSessionCookie, readSessionToken, setSessionCookie } from "../../auth/session-cookie.js";
 import type { Upstreams } from "../../upstreams.js";
@@ -15,7 +17,10 @@ const UserAnswer = Type.Object({ user: UserSchema });
 const oauthStateCookie = "herald_oauth_state";
 const providers = ["github", "google"] as const;
 
-export function registerAuthRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; sessions: SessionCache; publicUrl: string }): void {
+export function registerAuthRoutes(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; sessions: SessionCache; loginBackoff: LoginBackoff; publicUrl: string },
+): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { accounts } = deps.upstreams;
   const secure = new URL(deps.publicUrl).protocol === "https:";
@@ -52,25 +57,33 @@ export function registerAuthRoutes(app: FastifyInstance, deps: { upstreams: Upst
       },
     },
     async (request, reply) => {
-      const answer = await accounts.logIn(request.body);
+      const { email } = request.body;
+      await deps.loginBackoff.check(email, request.ip);
+      let answer: Awaited<ReturnType<typeof accounts.logIn>>;
+      try {
+        answer = await accounts.logIn(request.body);
+      } catch (error) {
+        if (error instanceof ConnectError && error.code === Code.Unauthenticated) await deps.loginBackoff.failed(email, request.ip);
+        throw error;
+      }
+      await deps.loginBackoff.succeeded(email);
       startSession(reply, answer.session);
       return { user: toUserJson(answer.user) };
     },
   );
 
-  api.get(
-    "/auth/logout",
-    { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } },
-    async (request, reply) => {
-      const token = readSessionToken(request);
-      if (token) {
-        deps.sessions.forget(token);
-        await accounts.logOut({ sessionToken: token });
-      }
-      clearSessionCookie(reply, secure);
-      return { success: true };
-    },
-  );
+  const logOut = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = readSessionToken(request);
+    if (token) {
+      deps.sessions.forget(token);
+      await accounts.logOut({ sessionToken: token });
+    }
+    clearSessionCookie(reply, secure);
+    return { success: true };
+  };
+  // POST is the form a dashboard should use; GET stays because SPEC.md lists it.
+  api.post("/auth/logout", { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } }, logOut);
+  api.get("/auth/logout", { schema: { tags, summary: "Sign out; clears the session cookie", response: { 200: Success } } }, logOut);
 
   api.get(
     "/auth/oauth-config",

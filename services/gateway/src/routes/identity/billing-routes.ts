@@ -8,7 +8,8 @@ import { iso } from "../shared-schemas.js";
 
 const categories = ["transactional", "campaigns", "workflows", "inbound"] as const;
 const ProjectId = Type.Object({ id: Type.String({ minLength: 1 }) });
-const Cap = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+// An int64 on its way to identity; JSON numbers past 2^53 are not exact anyway.
+const Cap = Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 const LimitsSchema = Type.Object(
   Object.fromEntries(categories.map((category) => [category, Cap])) as Record<(typeof categories)[number], typeof Cap>,
 );

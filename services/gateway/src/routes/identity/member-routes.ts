@@ -1,6 +1,7 @@
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { userOf } from "../../auth/authenticate.js";
+import type { SessionCache } from "../../auth/session-cache.js";
 import type { Upstreams } from "../../upstreams.js";
 import { MemberSchema, RoleSchema as Role, roleOf, toMemberJson } from "./json.js";
 
@@ -8,7 +9,7 @@ const ProjectId = Type.Object({ id: Type.String({ minLength: 1 }) });
 const MemberId = Type.Object({ id: Type.String({ minLength: 1 }), userId: Type.String({ minLength: 1 }) });
 
 /** Members and roles: any member may list; owners and admins manage (identity enforces who may do what). */
-export function registerMemberRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
+export function registerMemberRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; sessions: SessionCache }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { projects } = deps.upstreams;
   const session = { auth: "session" } as const;
@@ -65,6 +66,8 @@ export function registerMemberRoutes(app: FastifyInstance, deps: { upstreams: Up
         memberUserId: request.params.userId,
         role: roleOf(request.body.role),
       });
+      // Roles are checked from the session cache: this replica uses the new role at once.
+      deps.sessions.forgetProject(request.params.id);
       return toMemberJson(answer.member);
     },
   );
@@ -77,6 +80,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: { upstreams: Up
     },
     async (request, reply) => {
       await projects.removeMember({ userId: userOf(request), projectId: request.params.id, memberUserId: request.params.userId });
+      deps.sessions.forgetProject(request.params.id);
       return reply.status(204).send(null);
     },
   );
