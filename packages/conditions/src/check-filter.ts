@@ -59,7 +59,7 @@ export function checkFilter(
   if (!isPlainObject(input)) {
     return check.fail("", "not_an_object", "A filter must be an object with field, operator and, for most operators, value");
   }
-  const field = checkFieldName(input.field, check);
+  const field = checkFieldName(input.field, check, context);
   const operator = checkOperatorName(input.operator, check);
   if (field === undefined || operator === undefined) return undefined;
   const value = input.value ?? undefined;
@@ -67,7 +67,16 @@ export function checkFilter(
     case "standard":
       return checkValueFilter(check, field.name, field.ref.type, "", operator, value, input.unit);
     case "data":
-      return checkDataFilter(check, field.name, field.ref.path, operator, value, input.unit, context);
+      // Registered field types describe contact data, not an event's or an execution's.
+      return checkDataFilter(
+        check,
+        field.name,
+        field.ref.path,
+        operator,
+        value,
+        input.unit,
+        field.ref.scope ? { ...context, fieldType: () => undefined } : context,
+      );
     case "event":
       return checkEventFilter(check, field.name, operator, value, input.unit);
     case "segment":
@@ -75,7 +84,7 @@ export function checkFilter(
   }
 }
 
-function checkFieldName(field: unknown, check: FilterCheck): { name: string; ref: FieldRef } | undefined {
+function checkFieldName(field: unknown, check: FilterCheck, context: ValidationContext): { name: string; ref: FieldRef } | undefined {
   if (field === undefined || field === null) return check.fail("field", "required", "field is required");
   if (typeof field !== "string") return check.fail("field", "invalid_type", "field must be a string");
   const ref = isStorableText(field) ? parseField(field) : undefined;
@@ -86,6 +95,9 @@ function checkFieldName(field: unknown, check: FilterCheck): { name: string; ref
       "unknown_field",
       `Unknown field "${field}"; use email, subscribed, createdAt, updatedAt, data.<key>, event.<name>, ${activity}, segment.<id> or segment`,
     );
+  }
+  if (ref.kind === "data" && ref.scope !== undefined && !context.variables) {
+    return check.fail("field", "unknown_field", `"${field}" is only known to workflow CONDITION steps`);
   }
   if (ref.kind === "segment" && ref.id !== undefined && !isUuid(ref.id)) {
     return check.fail("field", "unknown_field", `"${field}" names no segment: segment.<id> needs a segment id (a UUID)`);

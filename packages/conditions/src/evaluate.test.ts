@@ -264,3 +264,32 @@ describe("evaluateCondition on trees", () => {
     ]);
   });
 });
+
+describe("a workflow CONDITION's trigger.data and context notations", () => {
+  const workflow: EvaluationContext = { ...context, variables: true };
+  const who = {
+    ...subject({ data: { plan: "free", age: 30 } }),
+    trigger: { plan: "pro", order: { total: 120 } },
+    context: { tier: "gold" },
+  };
+  const holds = (filter: ConditionFilter) => evaluateCondition(only(filter), who, workflow);
+
+  it("reads the trigger event's data and the execution's context, not the contact's data", () => {
+    expect(holds({ field: "trigger.data.plan", operator: "equals", value: "pro" })).toBe(true);
+    expect(holds({ field: "data.plan", operator: "equals", value: "pro" })).toBe(false);
+    expect(holds({ field: "trigger.data.order.total", operator: "greaterThan", value: 100 })).toBe(true);
+    expect(holds({ field: "context.tier", operator: "equals", value: "gold" })).toBe(true);
+    expect(holds({ field: "context.missing", operator: "exists" })).toBe(false);
+  });
+
+  it("does not type trigger or context keys by the contact's registered field types", () => {
+    // age is registered as a number for contact data; the trigger's age is a string.
+    const stringy = { ...who, trigger: { age: "thirty" } };
+    expect(evaluateCondition(only({ field: "trigger.data.age", operator: "equals", value: "thirty" }), stringy, workflow)).toBe(true);
+  });
+
+  it("are unknown fields outside workflows (segments)", () => {
+    expect(() => matches({ field: "trigger.data.plan", operator: "equals", value: "pro" }, who)).toThrow(ConditionError);
+    expect(() => matches({ field: "context.tier", operator: "exists" }, who)).toThrow(ConditionError);
+  });
+});

@@ -30,7 +30,7 @@ function holds(predicate: Predicate, subject: ConditionSubject): boolean {
     case "timestamp":
       return compare(contact[predicate.column].getTime(), predicate.comparison, predicate.instant.epochMs);
     case "data":
-      return dataTestHolds(predicate.test, valueAt(contact.data, predicate.path));
+      return dataTestHolds(predicate.test, valueAt(predicate.scope ? (subject[predicate.scope] ?? {}) : contact.data, predicate.path));
     case "events":
       return eventTestHolds(
         predicate.test,

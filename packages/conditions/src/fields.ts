@@ -1,12 +1,16 @@
 import { isIsoDate } from "./dates.js";
 import type { FieldType, Operator } from "./types.js";
 
+/** Where a workflow CONDITION reads besides the contact (ValidationContext.variables). */
+export type DataScope = "trigger" | "context";
+
 export type StandardField = "email" | "subscribed" | "createdAt" | "updatedAt";
 
 /** What a filter's `field` names. */
 export type FieldRef =
   | { kind: "standard"; field: StandardField; type: FieldType }
-  | { kind: "data"; path: string[] }
+  /** Contact data; with a scope, a workflow's trigger event data (`trigger.data.<path>`) or execution context (`context.<path>`). */
+  | { kind: "data"; path: string[]; scope?: DataScope }
   | { kind: "event"; name: string }
   /** `segment.<id>`, or `segment` with the id in the filter's value (id undefined). */
   | { kind: "segment"; id: string | undefined };
@@ -55,6 +59,14 @@ export function parseField(name: string): FieldRef | undefined {
     case "data": {
       const path = rest.split(".");
       return path.every((part) => part.length > 0) ? { kind: "data", path } : undefined;
+    }
+    case "trigger": {
+      const path = rest.startsWith("data.") ? rest.slice(5).split(".") : [];
+      return path.length > 0 && path.every((part) => part.length > 0) ? { kind: "data", path, scope: "trigger" } : undefined;
+    }
+    case "context": {
+      const path = rest.split(".");
+      return path.every((part) => part.length > 0) ? { kind: "data", path, scope: "context" } : undefined;
     }
     case "event":
       return { kind: "event", name: rest };

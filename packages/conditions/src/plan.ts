@@ -1,7 +1,7 @@
 import { checkTree } from "./check-tree.js";
 import { ConditionError } from "./condition-error.js";
 import { canonicalInstant, type Instant, instantAt, instantOfCanonical, windowStart } from "./dates.js";
-import { dataFieldType, parseField, type StandardField } from "./fields.js";
+import { type DataScope, dataFieldType, parseField, type StandardField } from "./fields.js";
 import { comparisonOf } from "./operators.js";
 import { all, any, type Comparison, type DataTest, not, type Predicate } from "./predicate.js";
 import { segmentIdOf } from "./references.js";
@@ -49,7 +49,7 @@ class Planner {
       case "standard":
         return this.standard(filter, ref.field);
       case "data":
-        return this.data(filter, ref.path);
+        return this.data(filter, ref.path, ref.scope);
       case "event":
         return this.events(filter, ref.name);
       case "segment":
@@ -80,11 +80,11 @@ class Planner {
     return negatedIf(negated, { kind: "email", test, value });
   }
 
-  private data(filter: ConditionFilter, path: string[]): Predicate {
+  private data(filter: ConditionFilter, path: string[], scope: DataScope | undefined): Predicate {
     const { operator, value } = filter;
-    const on = (test: DataTest): Predicate => ({ kind: "data", path, test });
+    const on = (test: DataTest): Predicate => (scope ? { kind: "data", path, test, scope } : { kind: "data", path, test });
     if (operator === "exists" || operator === "notExists") return negatedIf(operator === "notExists", on({ kind: "exists" }));
-    const typed = dataFieldType(path, operator, value, this.context.fieldType);
+    const typed = dataFieldType(path, operator, value, scope ? () => undefined : this.context.fieldType);
     if (typed?.type === "date") {
       return this.instants(filter, true, (comparison, dateTimeOnly) => on({ kind: "instant", ...comparison, dateTimeOnly }));
     }

@@ -1,4 +1,5 @@
 import type { Instant } from "./dates.js";
+import type { DataScope } from "./fields.js";
 
 /**
  * The plan both back ends interpret: a validated tree with field types resolved,
@@ -15,7 +16,7 @@ export type Predicate =
   | { kind: "email"; test: "equals" | "contains"; value: string }
   | { kind: "subscribed"; value: boolean }
   | { kind: "timestamp"; column: "createdAt" | "updatedAt"; comparison: Comparison; instant: Instant }
-  | { kind: "data"; path: string[]; test: DataTest }
+  | { kind: "data"; path: string[]; test: DataTest; scope?: DataScope }
   | { kind: "events"; name: string; test: EventTest }
   /** A row in segment_members; the id lower-case. */
   | { kind: "staticSegment"; id: string };

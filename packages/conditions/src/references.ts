@@ -31,7 +31,7 @@ export function referencesOf(tree: ConditionTree): ConditionReferences {
   const segments = new Set<string>();
   forEachFilter(tree, "", (filter) => {
     const ref = parseField(filter.field);
-    if (ref?.kind === "data" && ref.path[0] !== undefined) fields.add(ref.path[0]);
+    if (ref?.kind === "data" && ref.scope === undefined && ref.path[0] !== undefined) fields.add(ref.path[0]);
     if (ref?.kind === "event") events.add(ref.name);
     const segment = segmentIdOf(filter);
     if (segment !== undefined) segments.add(segment);

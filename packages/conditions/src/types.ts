@@ -72,6 +72,12 @@ export interface ValidationContext {
   fieldType(key: string): FieldType | undefined;
   /** When given, segment references are resolved too: unknown segments and cycles are errors. */
   segment?: (id: string) => SegmentDefinition | undefined;
+  /**
+   * Accept a workflow CONDITION's notations too: `trigger.data.<key>` (the trigger event's
+   * data) and `context.<key>` (the execution's context). Segments never set it: the SQL
+   * compiler has neither. Default false.
+   */
+  variables?: boolean;
   /** The name paths start with; default "condition". */
   root?: string;
   /** Levels of nested trees, the root being level 1; default 5. */
@@ -102,6 +108,9 @@ export interface ConditionSubject {
   events: ReadonlyArray<{ name: string; createdAt: Date }>;
   /** Ids (lower-case) of the STATIC segments the contact is a member of. */
   segmentIds: ReadonlySet<string>;
+  /** A workflow's trigger event data and execution context (`trigger.data.<key>`, `context.<key>`). */
+  trigger?: JsonObject;
+  context?: JsonObject;
 }
 
 export type ValidationResult = { ok: true; tree: ConditionTree } | { ok: false; errors: ConditionIssue[] };
