@@ -1,5 +1,6 @@
 import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
+import { ConditionSubjectsService } from "@herald/proto/herald/contacts/v1/condition_subjects_service_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
@@ -11,6 +12,7 @@ import { createFields } from "./contacts/fields.js";
 import type { KnownFields } from "./contacts/known-fields.js";
 import type { Db, SqlPool } from "./db/client.js";
 import { createJobRequests } from "./jobs/job-requests.js";
+import { createConditionSubjectsRpc } from "./rpc/condition-subjects-rpc.js";
 import { createContactsRpc } from "./rpc/contacts-rpc.js";
 import { createEventsRpc } from "./rpc/events-rpc.js";
 import { createJobsRpc } from "./rpc/jobs-rpc.js";
@@ -46,13 +48,20 @@ export function build(deps: Deps): RpcServer {
   const audiences = createAudiences({ db, pool });
 
   return createRpcServer({
-    health: createHealthState([ContactsService.typeName, EventsService.typeName, JobsService.typeName, SegmentsService.typeName]),
+    health: createHealthState([
+      ContactsService.typeName,
+      EventsService.typeName,
+      JobsService.typeName,
+      SegmentsService.typeName,
+      ConditionSubjectsService.typeName,
+    ]),
     interceptors: serverInterceptors(deps),
     routes: (router) => {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
       router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
       router.service(SegmentsService, createSegmentsRpc({ segments, audiences }));
+      router.service(ConditionSubjectsService, createConditionSubjectsRpc({ db }));
     },
   });
 }
