@@ -13,6 +13,7 @@ import {
 } from "@herald/testing";
 import type { TestProject } from "vitest/node";
 import { testTopicArn } from "../services/delivery/src/test-support/sns-signer.js";
+import { webhookReceiverAddress } from "./support/webhook-receiver.js";
 
 export interface HeraldTestContext {
   /** The server's URL: each test file clones its own database from it (createTestDatabase). */
@@ -39,6 +40,9 @@ declare module "vitest" {
   }
 }
 
+/** How long each service may take to serve: a loaded 2-core machine takes well over the default 20 s. */
+const stackStartTimeoutMs = Number(process.env.HERALD_STACK_START_TIMEOUT_MS ?? 120_000);
+
 export default async function setup(project: TestProject) {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const infra = await ensureInfrastructure({ root, log: (message) => console.log(`[infra] ${message}`) });
@@ -50,25 +54,33 @@ export default async function setup(project: TestProject) {
   const dkimEncryptionKey = randomBytes(32).toString("hex");
   const domainCheckIntervalMs = 1_000;
   const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test", maxMessageBytes: 256 * 1024 };
-  const stack = await startStack(urls, {
-    // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
-    PASSWORD_SCRYPT_LOG_N: "14",
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: "500",
-    DKIM_ENCRYPTION_KEY: dkimEncryptionKey,
-    // The background check every second instead of every 5 minutes, so that a test sees it flip a domain.
-    DOMAIN_CHECK_INTERVAL_MS: String(domainCheckIntervalMs),
-    SMTP_URL: smtp.url,
-    // Retries in seconds, not minutes, so that a test sees a deferred email go out.
-    SEND_RETRY_BASE_MS: "500",
-    SEND_RETRY_MAX_MS: "2000",
-    // POST /webhooks/ses hears this topic only (tests/webhooks.test.ts).
-    SES_SNS_TOPIC_ARNS: testTopicArn,
-    // Emails go out from return paths of this domain, whose bounces tests hand to this port (tests/bounces.test.ts).
-    BOUNCE_DOMAIN: inboundSmtp.bounceDomain,
-    INBOUND_SMTP_PORT: String(inboundSmtp.port),
-    INBOUND_SMTP_MAX_BYTES: String(inboundSmtp.maxMessageBytes),
-  });
+  const stack = await startStack(
+    urls,
+    {
+      // A cheaper password hash keeps the many sign-ups of the suite fast; production uses the default.
+      PASSWORD_SCRYPT_LOG_N: "14",
+      DNS_SERVERS: dns.address,
+      DNS_TIMEOUT_MS: "500",
+      DKIM_ENCRYPTION_KEY: dkimEncryptionKey,
+      // The background check every second instead of every 5 minutes, so that a test sees it flip a domain.
+      DOMAIN_CHECK_INTERVAL_MS: String(domainCheckIntervalMs),
+      SMTP_URL: smtp.url,
+      // Retries in seconds, not minutes, so that a test sees a deferred email go out.
+      SEND_RETRY_BASE_MS: "500",
+      SEND_RETRY_MAX_MS: "2000",
+      // POST /webhooks/ses hears this topic only (tests/webhooks.test.ts).
+      SES_SNS_TOPIC_ARNS: testTopicArn,
+      // Emails go out from return paths of this domain, whose bounces tests hand to this port (tests/bounces.test.ts).
+      BOUNCE_DOMAIN: inboundSmtp.bounceDomain,
+      INBOUND_SMTP_PORT: String(inboundSmtp.port),
+      INBOUND_SMTP_MAX_BYTES: String(inboundSmtp.maxMessageBytes),
+      // A workflow's one-minute DELAY lasts 0.6 s (tests/workflows-engine.test.ts).
+      DELAY_TIME_SCALE: "0.01",
+      // WEBHOOK steps may reach the tests' receiver on 127.0.0.2 and no other private address.
+      WEBHOOK_ALLOWED_ADDRESSES: webhookReceiverAddress,
+    },
+    stackStartTimeoutMs,
+  );
   project.provide("herald", {
     databaseUrl: infra.databaseUrl,
     redisUrl: infra.redisUrl,

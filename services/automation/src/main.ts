@@ -1,11 +1,41 @@
 import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
+import {
+  createLoadingCache,
+  createLogger,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
+import { ConditionSubjectsService } from "@herald/proto/herald/contacts/v1/condition_subjects_service_pb";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { FieldType } from "@herald/proto/herald/contacts/v1/resources_pb";
+import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { createStepRunner } from "./engine/step-runner.js";
+import { createStepExecutors } from "./engine/steps.js";
+import { createTriggerIndex } from "./engine/trigger-index.js";
+import { createWebhookExecutor } from "./engine/webhook.js";
+import { createWebhookSecrets } from "./engine/webhook-secrets.js";
+import { createTriggerConsumer, triggerGroupId } from "./events/trigger-consumer.js";
+import { createWorkflowChangesListener, workflowChangesTopic } from "./events/workflow-changes.js";
+import { createExecutions } from "./executions/executions.js";
 import { build } from "./server.js";
+import { createWorkflows } from "./workflows/workflows.js";
 
 const name = "automation";
+const fieldTypeNames: Partial<Record<FieldType, "string" | "number" | "boolean" | "date">> = {
+  [FieldType.STRING]: "string",
+  [FieldType.NUMBER]: "number",
+  [FieldType.BOOLEAN]: "boolean",
+  [FieldType.DATE]: "date",
+};
+
 try {
   const config = loadConfig();
   const logger = createLogger({ name, level: config.LOG_LEVEL });
@@ -24,12 +54,90 @@ try {
     logger,
   });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, workflowChangesTopic]);
+  await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url) });
-  const port = await server.listen(portOfUrl(config.AUTOMATION_URL), config.LISTEN_HOST);
+
+  const contactsTransport = { baseUrl: config.CONTACTS_URL, connections: 2, timeoutMs: 10_000 };
+  const deliveryTransport = { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 10_000 };
+  const clients = {
+    contacts: createRpcClient(ContactsService, contactsTransport),
+    conditionSubjects: createRpcClient(ConditionSubjectsService, contactsTransport),
+    emails: createRpcClient(EmailsService, deliveryTransport),
+    templates: createRpcClient(TemplatesService, deliveryTransport),
+  };
+  const fieldTypes = createLoadingCache({
+    max: 10_000,
+    ttlMs: 60_000,
+    load: async (projectId: string) => {
+      const { fields } = await clients.contacts.listFields({ projectId });
+      return new Map(
+        fields.filter((field) => field.isCustom).map((field) => [field.field.replace(/^data\./, ""), fieldTypeNames[field.type]]),
+      );
+    },
+  });
+  const index = createTriggerIndex({ db, ttlMs: config.TRIGGER_INDEX_TTL_MS });
+  const webhookSecrets = createWebhookSecrets({ db });
+  const runner = createStepRunner({
+    db,
+    logger,
+    executors: {
+      ...createStepExecutors({ clients, delayScale: config.DELAY_TIME_SCALE }),
+      WEBHOOK: createWebhookExecutor({
+        secrets: webhookSecrets,
+        dnsServers: config.DNS_SERVERS,
+        allowedAddresses: config.WEBHOOK_ALLOWED_ADDRESSES,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      }),
+    },
+    batchSize: config.STEP_BATCH_SIZE,
+    leaseMs: config.STEP_LEASE_MS,
+    idleMs: config.STEP_POLL_INTERVAL_MS,
+  });
+  const workflows = createWorkflows({
+    db,
+    fieldTypesOf: async (projectId) => {
+      const types = await fieldTypes.get(projectId);
+      return (key) => types.get(key);
+    },
+    onLocalChange: (projectId) => {
+      index.invalidate(projectId);
+      relay.nudge();
+    },
+  });
+  const executions = createExecutions({ db, contacts: clients.contacts, nudgeRunner: () => runner.nudge() });
+  const triggers = createTriggerConsumer({
+    kafka,
+    db,
+    logger,
+    groupId: `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`,
+    index,
+    nudgeRunner: () => runner.nudge(),
+  });
+  const changes = createWorkflowChangesListener({
+    kafka,
+    logger,
+    groupPrefix: config.KAFKA_GROUP_PREFIX,
+    onChanged: (projectId) => index.invalidate(projectId),
+  });
+  const server = build({ logger, info: serviceInfoOf(name, schema, import.meta.url), workflows, executions, webhookSecrets });
   relay.start();
+  runner.start();
+  await changes.start();
+  await triggers.start();
+  const port = await server.listen(portOfUrl(config.AUTOMATION_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
-  onShutdown(logger, [() => server.close(), () => relay.stop(), closeDatabase, () => telemetry.shutdown()]);
+  onShutdown(logger, [
+    () => server.close(),
+    () => triggers.stop(),
+    () => changes.stop(),
+    () => runner.stop(),
+    () => relay.stop(),
+    closeDatabase,
+    () => telemetry.shutdown(),
+  ]);
 } catch (error) {
   exitOnStartupError(name, error);
 }

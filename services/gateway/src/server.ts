@@ -14,6 +14,8 @@ import { registerNulRefusal } from "./http/nul-characters.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRateLimit } from "./http/rate-limit.js";
 import { registerTracing } from "./http/tracing.js";
+import { registerExecutionRoutes } from "./routes/automation/execution-routes.js";
+import { registerWorkflowRoutes } from "./routes/automation/workflow-routes.js";
 import { registerConfigRoute } from "./routes/config.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
@@ -94,6 +96,8 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerEventRoutes(app, { upstreams: deps.upstreams });
   await registerJobRoutes(app, { upstreams: deps.upstreams });
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
+  registerWorkflowRoutes(app, { upstreams: deps.upstreams });
+  registerExecutionRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
   registerTemplateRoutes(app, { upstreams: deps.upstreams });
   registerActivityRoutes(app, { upstreams: deps.upstreams });

@@ -1,7 +1,10 @@
 import { createPrismaAdapter, type PrismaPg } from "@herald/db";
-import { PrismaClient } from "./generated/client.js";
+import { type Prisma, PrismaClient } from "./generated/client.js";
 
 export type Db = PrismaClient;
+
+/** A transaction's client; functions that take it run inside the caller's transaction. */
+export type Tx = Prisma.TransactionClient;
 
 /** This service's client on the given connections: openServiceSchema's `createClient`. */
 export const prismaClientOn = (adapter: PrismaPg): Db => new PrismaClient({ adapter });

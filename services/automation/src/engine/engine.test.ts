@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { schemaOf } from "@herald/db";
+import { createEnvelope } from "@herald/kafka";
+import { createLogger } from "@herald/platform";
+import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
+import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDb, type Db } from "../db/client.js";
+import { applyTriggerEvent } from "../events/trigger-consumer.js";
+import { createWorkflows, type Workflows } from "../workflows/workflows.js";
+import { createStepRunner } from "./step-runner.js";
+import { createStepExecutors } from "./steps.js";
+import { createTriggerIndex } from "./trigger-index.js";
+
+const { databaseUrl } = inject("herald");
+
+/** The engine on a database of its own, without Kafka: events are applied as the consumer would apply them. */
+describe("the workflow engine", () => {
+  let database: TestDatabase;
+  let db: Db;
+  let workflows: Workflows;
+  let index: ReturnType<typeof createTriggerIndex>;
+  const projectId = randomUUID();
+
+  beforeAll(async () => {
+    database = await createTestDatabase(databaseUrl);
+    db = createDb(database.databaseUrl, schemaOf(database.databaseUrl, "automation"));
+    index = createTriggerIndex({ db, ttlMs: 60_000 });
+    workflows = createWorkflows({ db, fieldTypesOf: async () => () => undefined, onLocalChange: (id) => index.invalidate(id) });
+  });
+  afterAll(async () => {
+    await db.$disconnect();
+    await database.drop();
+  });
+
+  const tracked = (name: string, contactId: string, data: Record<string, string> = {}) =>
+    createEnvelope({
+      type: name,
+      projectId,
+      contactId,
+      source: "contacts",
+      payloadSchema: ContactEventSchema,
+      payload: create(ContactEventSchema, { data }),
+    });
+  const apply = (event: ReturnType<typeof tracked>) => db.$transaction((tx) => applyTriggerEvent(tx, event, index));
+  const executionsOf = (workflowId: string) => db.workflowExecution.findMany({ where: { workflowId }, include: { steps: true } });
+
+  async function enabledWorkflow(
+    eventName: string,
+    allowReentry: boolean,
+    steps: Array<{ type: string; config: Record<string, unknown> }>,
+  ) {
+    const workflow = await workflows.create(projectId, { name: eventName, description: "", eventName, allowReentry });
+    let previous: string | undefined;
+    for (const [position, step] of steps.entries()) {
+      const created = await workflows.createStep(projectId, workflow.id, {
+        type: step.type,
+        name: `step ${position}`,
+        config: step.config,
+      });
+      if (previous)
+        await workflows.createTransition(projectId, workflow.id, { fromStepId: previous, toStepId: created.id, branch: "", priority: 0 });
+      previous = created.id;
+    }
+    await workflows.update(projectId, workflow.id, { enabled: true });
+    return workflow;
+  }
+
+  it("starts an execution once for a redelivered event, and once per contact without re-entry", async () => {
+    const workflow = await enabledWorkflow("ordered", false, [{ type: "EXIT", config: {} }]);
+    const contactId = randomUUID();
+    const event = tracked("ordered", contactId, { sku: "A1" });
+    expect(await apply(event)).toBe(true);
+    expect(await apply(event)).toBe(false);
+    expect(await apply(tracked("ordered", contactId))).toBe(false);
+    const executions = await executionsOf(workflow.id);
+    expect(executions).toHaveLength(1);
+    expect(executions[0]).toMatchObject({
+      status: "RUNNING",
+      triggerEvent: "ordered",
+      triggerData: { sku: "A1" },
+      triggerEventId: event.eventId,
+    });
+    expect(executions[0]?.steps.map((step) => [step.stepType, step.status])).toEqual([["EXIT", "PENDING"]]);
+  });
+
+  it("with re-entry, starts one per event; an event no enabled workflow listens for starts nothing", async () => {
+    const workflow = await enabledWorkflow("visited", true, [{ type: "EXIT", config: {} }]);
+    const contactId = randomUUID();
+    await apply(tracked("visited", contactId));
+    await apply(tracked("visited", contactId));
+    expect(await apply(tracked("unheard-of", contactId))).toBe(false);
+    expect(await executionsOf(workflow.id)).toHaveLength(2);
+  });
+
+  it("runs steps from the durable queue: a DELAY waits with its due time, and a runner claims each run once", async () => {
+    const workflow = await enabledWorkflow("delayed", true, [
+      { type: "DELAY", config: { amount: 1, unit: "minutes" } },
+      { type: "EXIT", config: { reason: "after the delay" } },
+    ]);
+    const contacts = Array.from({ length: 10 }, () => randomUUID());
+    for (const contactId of contacts) await apply(tracked("delayed", contactId));
+    const clients = {} as Parameters<typeof createStepExecutors>[0]["clients"];
+    // Two runners on one queue, as two replicas; the DELAY's minute lasts 0.3 s here.
+    const runners = [1, 2].map(() =>
+      createStepRunner({
+        db,
+        logger: createLogger({ name: "test", level: "silent" }),
+        executors: createStepExecutors({ clients, delayScale: 0.005 }),
+        batchSize: 3,
+        leaseMs: 30_000,
+        idleMs: 50,
+      }),
+    );
+    for (const runner of runners) runner.start();
+    try {
+      for (;;) {
+        const executions = await executionsOf(workflow.id);
+        if (executions.every((execution) => execution.status === "EXITED")) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await Promise.all(runners.map((runner) => runner.stop()));
+    }
+    const executions = await executionsOf(workflow.id);
+    for (const execution of executions) {
+      expect(execution.reason).toBe("after the delay");
+      const delay = execution.steps.find((step) => step.stepType === "DELAY");
+      expect(delay?.dueAt && delay.dueAt.getTime() - delay.createdAt.getTime()).toBe(300);
+      // Claimed once to start, once when its timer fired; never by both runners at once.
+      expect(delay?.attempts).toBe(2);
+      expect(execution.steps.find((step) => step.stepType === "EXIT")?.attempts).toBe(1);
+    }
+  });
+});

@@ -1,0 +1,53 @@
+import type { Tx } from "../db/client.js";
+import { entryStepOf, type GraphStep, type GraphTransition } from "../domain/graph.js";
+import type { JsonObject } from "../domain/step-config.js";
+
+export interface RunnableWorkflow {
+  id: string;
+  projectId: string;
+  allowReentry: boolean;
+  steps: GraphStep[];
+  transitions: GraphTransition[];
+}
+
+export interface Trigger {
+  /** The Kafka event's id; undefined for a manual start. */
+  eventId?: string;
+  name: string;
+  data: JsonObject;
+}
+
+/**
+ * Creates an execution and its first step run (PENDING, due now) in the caller's
+ * transaction, or nothing when the workflow refuses re-entry and the contact has had an
+ * execution of it before (the entrants table remembers every contact that entered).
+ */
+export async function startExecution(
+  tx: Tx,
+  workflow: RunnableWorkflow,
+  contactId: string,
+  trigger: Trigger,
+  context: JsonObject,
+): Promise<string | undefined> {
+  const entry = entryStepOf(workflow.steps, workflow.transitions);
+  if (!entry) return undefined;
+  if (trigger.eventId !== undefined) {
+    // The consumer records processed event ids too; this keeps a start idempotent on its own.
+    const started = await tx.$queryRaw<unknown[]>`
+      SELECT 1 FROM workflow_executions WHERE workflow_id = ${workflow.id}::uuid AND trigger_event_id = ${trigger.eventId}`;
+    if (started.length > 0) return undefined;
+  }
+  const entered = await tx.$executeRaw`
+    INSERT INTO workflow_entrants (workflow_id, contact_id) VALUES (${workflow.id}::uuid, ${contactId})
+    ON CONFLICT DO NOTHING`;
+  if (entered === 0 && !workflow.allowReentry) return undefined;
+  const executionId = crypto.randomUUID();
+  await tx.$executeRaw`
+    INSERT INTO workflow_executions (id, workflow_id, project_id, contact_id, status, context, trigger_event_id, trigger_event, trigger_data, current_step_id)
+    VALUES (${executionId}::uuid, ${workflow.id}::uuid, ${workflow.projectId}, ${contactId}, 'RUNNING', ${JSON.stringify(context)}::jsonb,
+            ${trigger.eventId ?? null}, ${trigger.name}, ${JSON.stringify(trigger.data)}::jsonb, ${entry.id}::uuid)`;
+  await tx.$executeRaw`
+    INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id)
+    VALUES (${crypto.randomUUID()}::uuid, ${executionId}::uuid, ${workflow.projectId}, ${entry.id}::uuid, ${entry.type}, 'PENDING', ${contactId})`;
+  return executionId;
+}
