@@ -6,6 +6,7 @@ import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
+import { workflowUsage } from "../automation/workflow-usage.js";
 import { limitOf } from "../shared-schemas.js";
 import { ContactSchema, DataSchema, fieldTypeName, jsonDataOf, toContactJson, toUsagesJson, UsagesSchema } from "./json.js";
 
@@ -180,7 +181,15 @@ export function registerContactRoutes(app: FastifyInstance, deps: { upstreams: U
         response: { 200: UsagesSchema },
       },
     },
-    async (request) => toUsagesJson((await contacts.getFieldUsage({ projectId: projectOf(request), field: request.params.field })).usages),
+    async (request) => {
+      const projectId = projectOf(request);
+      const key = request.params.field.replace(/^data\./, "");
+      const [usage, workflows] = await Promise.all([
+        contacts.getFieldUsage({ projectId, field: request.params.field }),
+        workflowUsage(deps.upstreams, projectId, { case: "field", value: key }),
+      ]);
+      return { ...toUsagesJson(usage.usages), workflows: workflows.map(({ id, name }) => ({ id, name })) };
+    },
   );
 
   api.delete(

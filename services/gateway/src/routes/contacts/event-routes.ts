@@ -6,6 +6,7 @@ import type { TrackEventRequestSchema, TrackEventResponse } from "@herald/proto/
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
+import { workflowUsage } from "../automation/workflow-usage.js";
 import { badQuery, iso, limitOf } from "../shared-schemas.js";
 import { DataSchema, EventSchema, jsonDataOf, toEventJson, toUsagesJson, UsagesSchema } from "./json.js";
 
@@ -180,7 +181,14 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
       config,
       schema: { tags, summary: "Segments, campaigns and workflows that use the event", params: EventName, response: { 200: UsagesSchema } },
     },
-    async (request) => toUsagesJson((await events.getEventUsage({ projectId: projectOf(request), name: request.params.eventName })).usages),
+    async (request) => {
+      const projectId = projectOf(request);
+      const [usage, workflows] = await Promise.all([
+        events.getEventUsage({ projectId, name: request.params.eventName }),
+        workflowUsage(deps.upstreams, projectId, { case: "eventName", value: request.params.eventName }),
+      ]);
+      return { ...toUsagesJson(usage.usages), workflows: workflows.map(({ id, name }) => ({ id, name })) };
+    },
   );
 
   api.delete(

@@ -3,6 +3,7 @@ import { type Template, TemplateSort, TemplateSortDirection, TemplateType } from
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
+import { workflowUsage } from "../automation/workflow-usage.js";
 import { badQuery, iso, maxPage } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
@@ -266,9 +267,22 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       },
     },
     async (request) => {
-      // Campaigns and workflows do not exist yet: their owning services will answer these lists (ARCHITECTURE.md).
-      const answer = await templates.getTemplateUsage({ projectId: projectOf(request), id: request.params.id });
-      return { templateId: answer.templateId, campaigns: [], workflows: [], total: 0 };
+      // Campaigns do not exist yet: their owning service will answer that list (ARCHITECTURE.md).
+      const projectId = projectOf(request);
+      const answer = await templates.getTemplateUsage({ projectId, id: request.params.id });
+      const usage = await workflowUsage(deps.upstreams, projectId, { case: "templateId", value: answer.templateId });
+      const steps = await Promise.all(
+        usage.map(async (workflow) => {
+          const { workflow: full } = await deps.upstreams.workflows.getWorkflow({ projectId, id: workflow.id });
+          const names = new Map((full?.steps ?? []).map((step) => [step.id, step.name]));
+          return {
+            id: workflow.id,
+            name: workflow.name,
+            steps: workflow.steps.map((step) => ({ id: step.id, name: names.get(step.id) ?? "" })),
+          };
+        }),
+      );
+      return { templateId: answer.templateId, campaigns: [], workflows: steps, total: steps.length };
     },
   );
 }
