@@ -1,0 +1,78 @@
+import { randomUUID } from "node:crypto";
+import { type ServiceProcess, startService, testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { verifiedDomain } from "./support/domains.js";
+import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
+import { webhookReceiverAddress } from "./support/webhook-receiver.js";
+import { type ExecutionJson, finished, workflowBuilder } from "./support/workflows.js";
+
+const { stack, dns: dnsServer, smtp, redisUrl, kafkaBrokers } = inject("herald");
+const call = restClient(stack.gatewayUrl);
+const sink = testSmtpSinkClient(smtp.controlUrl);
+const dns = testDnsClient(dnsServer.controlUrl);
+
+/**
+ * A second automation process beside the stack's, on the same database and consumer groups:
+ * two replicas claim from one queue. It is killed with SIGKILL while executions wait on
+ * DELAY timers, which the stack's replica then fires.
+ */
+describe("workflows: two replicas, and a replica killed during a DELAY", () => {
+  let project: CreatedProject;
+  let key: string;
+  let domain: string;
+  let replica: ServiceProcess | undefined;
+  let flows: ReturnType<typeof workflowBuilder>;
+
+  beforeAll(async () => {
+    project = await createProject(call, (await signUp(call, "replicas")).cookie, "Replicas");
+    key = project.secretKey;
+    domain = (await verifiedDomain(call, dns, key, "replicas")).domain;
+    flows = workflowBuilder(call, key);
+    const started = await startService(
+      "automation",
+      { databaseUrl: stack.databaseUrl, redisUrl, kafkaBrokers },
+      undefined,
+      {
+        CONTACTS_URL: stack.serviceUrls.contacts,
+        DELIVERY_URL: stack.serviceUrls.delivery,
+        DNS_SERVERS: dnsServer.address,
+        DELAY_TIME_SCALE: "0.01",
+        WEBHOOK_ALLOWED_ADDRESSES: webhookReceiverAddress,
+        // Short leases: a step the killed replica had claimed is taken over within seconds.
+        STEP_LEASE_MS: "2000",
+      },
+      120_000,
+    );
+    replica = started.process;
+  });
+  afterAll(async () => {
+    await replica?.stop();
+  });
+
+  it("sends exactly one email per execution when two replicas share the queue, and survives one being killed mid-DELAY", async () => {
+    const workflow = await flows.create({
+      eventName: `replicas_${randomUUID().slice(0, 8)}`,
+      steps: [
+        { ref: "wait", type: "DELAY", config: { amount: 5, unit: "minutes" } },
+        { ref: "mail", type: "SEND_EMAIL", config: { from: `hi@${domain}`, subject: "After the delay", body: "<p>Hello {{ email }}</p>" } },
+      ],
+      allowReentry: true,
+    });
+    const emails = Array.from({ length: 20 }, () => uniqueEmail("replica"));
+    for (const email of emails) await call("POST", "/v1/track", { key: project.publicKey, body: { email, event: "exists" } });
+    const started: ExecutionJson[] = [];
+    for (const email of emails)
+      started.push((await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, { key, body: { email } })).body);
+    // Every execution waits on its 3-second timer (5 minutes at DELAY_TIME_SCALE 0.01) in PostgreSQL when the replica dies.
+    await replica?.stop("SIGKILL");
+    replica = undefined;
+    const done = await Promise.all(started.map((execution) => flows.executionWhen(workflow.id, execution.id, finished, 60_000)));
+    expect(done.map((execution) => execution.status)).toEqual(done.map(() => "COMPLETED"));
+    for (const email of emails) {
+      const messages = await sink.waitForMessages(1, { to: email, timeoutMs: 30_000 });
+      expect(messages).toHaveLength(1);
+    }
+    // Each execution ran each of its steps once: one run per step, one email per run.
+    for (const execution of done) expect(execution.steps.map((step) => step.stepType)).toEqual(["DELAY", "SEND_EMAIL"]);
+  });
+});
