@@ -18,6 +18,7 @@ import {
 import autocannon from "autocannon";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
+import { delayedEmails, listeningWorkflows, type WorkflowBenchTarget } from "./workflows.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Unmeasured load before each HTTP measurement: JIT, connection pools and Kafka's JVM settle first. */
@@ -52,8 +53,9 @@ async function benchProject(gatewayUrl: string): Promise<{ id: string; publicKey
 }
 
 /** POST /v1/track with a public key, a new contact every 10 requests, as SPEC.md's hot path sees it. */
-async function track(gatewayUrl: string, connections: number): Promise<string> {
-  const { publicKey } = await benchProject(gatewayUrl);
+async function track(gatewayUrl: string, connections: number, workflows = false): Promise<string> {
+  const { publicKey, secretKey } = await benchProject(gatewayUrl);
+  if (workflows) await listeningWorkflows(gatewayUrl, secretKey, "page.viewed");
   let sent = 0;
   const result = await load({
     url: `${gatewayUrl}/v1/track`,
@@ -72,7 +74,7 @@ async function track(gatewayUrl: string, connections: number): Promise<string> {
       },
     ],
   });
-  return `| POST /v1/track (gateway → contacts), new contact every 10 requests | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${result["2xx"]} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
+  return `| POST /v1/track (gateway → contacts), new contact every 10 requests${workflows ? ", 20 enabled workflows listening" : ""} | ${connections} connections | ${Math.round(result.requests.average)} req/s | p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms | ${result["2xx"]} ok, ${result.non2xx} non-2xx, ${result.errors} errors |`;
 }
 
 /** A 50,000-row CSV through POST /contacts/import, timed from upload to a completed job. */
@@ -174,6 +176,20 @@ try {
     rows.push(await rpc("GetServiceInfo, Connect binary, direct to identity", stack.serviceUrls.identity, 64));
   }
   if (wanted("track")) rows.push(await track(stack.gatewayUrl, 50));
+  if (wanted("workflows")) {
+    rows.push(await track(stack.gatewayUrl, 50));
+    rows.push(await track(stack.gatewayUrl, 50, true));
+    const target: WorkflowBenchTarget = {
+      gatewayUrl: stack.gatewayUrl,
+      deliveryUrl: stack.serviceUrls.delivery,
+      databaseUrl: database.databaseUrl,
+      dns,
+      sink,
+      project: () => benchProject(stack.gatewayUrl),
+      load,
+    };
+    rows.push(await delayedEmails(target, Number(process.env.BENCH_WORKFLOW_EXECUTIONS ?? 10_000)));
+  }
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
   if (wanted("send") || wanted("verify")) {
     const target: SendBenchTarget = {

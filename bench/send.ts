@@ -19,7 +19,7 @@ export interface SendBenchTarget {
 const html = `<html><body><h1>Your receipt</h1>${"<p>Thank you for your order. Here is what you bought and what it cost.</p>".repeat(40)}<p><a href="https://example.com/orders">Your orders</a></p></body></html>`;
 
 /** A domain of the project, verified through the bench's DNS server. */
-async function verifiedDomain(target: SendBenchTarget, secretKey: string): Promise<string> {
+export async function verifiedDomain(target: SendBenchTarget, secretKey: string): Promise<string> {
   const domain = `bench-${Date.now()}.herald.test`;
   const headers = { "content-type": "application/json", authorization: `Bearer ${secretKey}` };
   const created = (await (
