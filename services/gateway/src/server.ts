@@ -14,6 +14,8 @@ import { registerNulRefusal } from "./http/nul-characters.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRateLimit } from "./http/rate-limit.js";
 import { registerTracing } from "./http/tracing.js";
+import { registerCampaignAnalyticsRoutes } from "./routes/campaigns/analytics-routes.js";
+import { registerCampaignRoutes } from "./routes/campaigns/campaign-routes.js";
 import { registerConfigRoute } from "./routes/config.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
@@ -96,6 +98,8 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
   registerTemplateRoutes(app, { upstreams: deps.upstreams });
+  registerCampaignRoutes(app, { upstreams: deps.upstreams });
+  registerCampaignAnalyticsRoutes(app, { upstreams: deps.upstreams });
   registerActivityRoutes(app, { upstreams: deps.upstreams });
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
   registerSendRoutes(app, { upstreams: deps.upstreams });

@@ -1,6 +1,7 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { createRpcClient, createRpcTransport } from "@herald/platform";
 import { Health } from "@herald/proto/grpc/health/v1/health_pb";
+import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
@@ -39,6 +40,7 @@ export interface Upstreams {
   tracking: Client<typeof TrackingService>;
   providerEvents: Client<typeof ProviderEventsService>;
   verification: Client<typeof VerificationService>;
+  campaigns: Client<typeof CampaignsService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -62,6 +64,7 @@ export function createUpstreams(config: Config): Upstreams {
   // /v1/track crosses here on every request: more HTTP/2 connections spread it over more sessions.
   const contacts = createRpcTransport({ baseUrl: config.CONTACTS_URL, connections: 8, timeoutMs: 30_000 });
   const delivery = createRpcTransport({ baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 30_000 });
+  const campaigns = createRpcTransport({ baseUrl: config.CAMPAIGNS_URL, connections: 1, timeoutMs: 30_000 });
   return {
     health,
     accounts: createClient(AccountService, identity),
@@ -79,5 +82,6 @@ export function createUpstreams(config: Config): Upstreams {
     tracking: createClient(TrackingService, delivery),
     providerEvents: createClient(ProviderEventsService, delivery),
     verification: createClient(VerificationService, delivery),
+    campaigns: createClient(CampaignsService, campaigns),
   };
 }

@@ -180,7 +180,14 @@ export function registerContactRoutes(app: FastifyInstance, deps: { upstreams: U
         response: { 200: UsagesSchema },
       },
     },
-    async (request) => toUsagesJson((await contacts.getFieldUsage({ projectId: projectOf(request), field: request.params.field })).usages),
+    async (request) => {
+      const projectId = projectOf(request);
+      const [own, campaigns] = await Promise.all([
+        contacts.getFieldUsage({ projectId, field: request.params.field }),
+        deps.upstreams.campaigns.listFieldUsage({ projectId, field: request.params.field }),
+      ]);
+      return { ...toUsagesJson(own.usages), campaigns: campaigns.campaigns.map(({ id, name }) => ({ id, name })) };
+    },
   );
 
   api.delete(

@@ -180,7 +180,14 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
       config,
       schema: { tags, summary: "Segments, campaigns and workflows that use the event", params: EventName, response: { 200: UsagesSchema } },
     },
-    async (request) => toUsagesJson((await events.getEventUsage({ projectId: projectOf(request), name: request.params.eventName })).usages),
+    async (request) => {
+      const projectId = projectOf(request);
+      const [own, campaigns] = await Promise.all([
+        events.getEventUsage({ projectId, name: request.params.eventName }),
+        deps.upstreams.campaigns.listEventUsage({ projectId, name: request.params.eventName }),
+      ]);
+      return { ...toUsagesJson(own.usages), campaigns: campaigns.campaigns.map(({ id, name }) => ({ id, name })) };
+    },
   );
 
   api.delete(

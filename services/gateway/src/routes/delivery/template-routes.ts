@@ -3,7 +3,7 @@ import { type Template, TemplateSort, TemplateSortDirection, TemplateType } from
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
-import { badQuery, iso, maxPage } from "../shared-schemas.js";
+import { badQuery, iso, positiveIntegerOf } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
 type TypeName = (typeof typeNames)[number];
@@ -51,15 +51,6 @@ export const toTemplateJson = (template: Template | undefined) => {
     updatedAt: iso(template.updatedAt) ?? "",
   };
 };
-
-/** page and pageSize: absent is the default; anything but a whole number from 1 to 2^31 − 1 is a 400 (pageSize is clamped to 100 by delivery). */
-function positiveIntegerOf(parameter: string, raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > maxPage) {
-    throw badQuery(parameter, `must be a whole number from 1 to ${maxPage}`, raw);
-  }
-  return Number(raw);
-}
 
 /** type: one of the three names (any case); another value is a 400, as an unknown campaign status is. */
 function typeFilterOf(raw: string | undefined): TemplateType {
