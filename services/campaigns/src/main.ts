@@ -1,8 +1,15 @@
 import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
+import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { createRenderer } from "@herald/rendering";
+import { createCampaigns } from "./campaigns/campaigns.js";
+import { createFanOut } from "./campaigns/fan-out.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -25,11 +32,34 @@ try {
   });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url) });
+  const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
+  const campaignSends = createRpcClient(CampaignSendsService, { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 60_000 });
+  const emails = createRpcClient(EmailsService, { baseUrl: config.DELIVERY_URL, connections: 1, timeoutMs: 30_000 });
+  const renderer = createRenderer();
+  const fanOut = createFanOut({
+    db,
+    logger,
+    renderer,
+    segments,
+    campaignSends,
+    options: { batchSize: config.CAMPAIGN_BATCH_SIZE, leaseMs: config.CAMPAIGN_FANOUT_LEASE_MS, idleMs: config.CAMPAIGN_POLL_INTERVAL_MS },
+  });
+  const campaigns = createCampaigns({ db, renderer, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
+  const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}` });
+  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
   const port = await server.listen(portOfUrl(config.CAMPAIGNS_URL), config.LISTEN_HOST);
   relay.start();
+  fanOut.start();
+  await activity.start();
   logger.info({ port, schema }, `${name} listening`);
-  onShutdown(logger, [() => server.close(), () => relay.stop(), closeDatabase, () => telemetry.shutdown()]);
+  onShutdown(logger, [
+    () => server.close(),
+    () => fanOut.stop(),
+    () => activity.stop(),
+    () => relay.stop(),
+    closeDatabase,
+    () => telemetry.shutdown(),
+  ]);
 } catch (error) {
   exitOnStartupError(name, error);
 }

@@ -1,6 +1,7 @@
 import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
 import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
+import type { Campaigns } from "./campaigns/campaigns.js";
 import type { Db } from "./db/client.js";
 import { createCampaignsRpc } from "./rpc/campaigns-rpc.js";
 
@@ -8,6 +9,7 @@ export interface Deps {
   db: Db;
   logger: Logger;
   info: ServiceInfo;
+  campaigns: Campaigns;
 }
 
 export function build(deps: Deps): RpcServer {

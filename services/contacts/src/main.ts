@@ -1,6 +1,7 @@
 import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { prismaClientOn } from "./db/client.js";
@@ -9,6 +10,7 @@ import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./event
 import { createJobWorker } from "./jobs/job-worker.js";
 import { createJobRunners } from "./jobs/runners.js";
 import { createMembershipWatch } from "./segments/membership-watch.js";
+import { createSegmentInUseCheck } from "./segments/segment-campaigns.js";
 import { build } from "./server.js";
 
 const name = "contacts";
@@ -83,6 +85,7 @@ try {
     nudgeOutbox,
     nudgeWorker: () => worker.nudge(),
     contactsChanged: membershipWatch.contactsChanged,
+    refuseSegmentInUse: createSegmentInUseCheck(createRpcClient(CampaignsService, { baseUrl: config.CAMPAIGNS_URL, timeoutMs: 10_000 })),
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
   relay.start();

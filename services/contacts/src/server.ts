@@ -18,6 +18,7 @@ import { createEventsRpc } from "./rpc/events-rpc.js";
 import { createJobsRpc } from "./rpc/jobs-rpc.js";
 import { createSegmentsRpc } from "./rpc/segments-rpc.js";
 import { createAudiences } from "./segments/audience.js";
+import type { SegmentInUseCheck } from "./segments/segment-campaigns.js";
 import { createSegments } from "./segments/segments.js";
 import { createEvents } from "./tracking/events.js";
 
@@ -35,6 +36,8 @@ export interface Deps {
   nudgeWorker: () => void;
   /** Tells the membership watch which contacts changed (tracked segments follow them at once). */
   contactsChanged: ContactsChanged;
+  /** DELETE /segments/:id asks the campaigns service whether an active campaign uses the segment. */
+  refuseSegmentInUse?: SegmentInUseCheck;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -60,7 +63,7 @@ export function build(deps: Deps): RpcServer {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
       router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
-      router.service(SegmentsService, createSegmentsRpc({ segments, audiences }));
+      router.service(SegmentsService, createSegmentsRpc({ segments, audiences, refuseSegmentInUse: deps.refuseSegmentInUse }));
       router.service(ConditionSubjectsService, createConditionSubjectsRpc({ db }));
     },
   });

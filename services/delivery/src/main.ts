@@ -3,6 +3,7 @@ import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/ka
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
+import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
@@ -158,6 +159,7 @@ try {
     emails,
     sends,
     uploads,
+    campaignSends: createCampaignSends({ db, pool, emails, tokens, publicUrl: config.PUBLIC_URL }),
     tracking,
     sesNotifications,
     verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),

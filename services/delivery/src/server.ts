@@ -1,6 +1,7 @@
 import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
+import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
@@ -10,10 +11,12 @@ import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_servi
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
 import { VerificationService } from "@herald/proto/herald/delivery/v1/verification_service_pb";
 import { createActivity } from "./activity/activity.js";
+import type { CampaignSends } from "./campaign-sends/campaign-sends.js";
 import type { Db } from "./db/client.js";
 import type { Emails } from "./emails/emails.js";
 import type { SesNotifications } from "./feedback/ses-notifications.js";
 import { createActivityRpc } from "./rpc/activity-rpc.js";
+import { createCampaignSendsRpc } from "./rpc/campaign-sends-rpc.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
 import { createDomainsRpc } from "./rpc/domains-rpc.js";
 import { createEmailsRpc } from "./rpc/emails-rpc.js";
@@ -40,6 +43,8 @@ export interface Deps {
   emails: Emails;
   /** Image uploads; unset in harnesses that leave them out, which then do not serve UploadsService. */
   uploads?: Uploads;
+  /** The campaigns service's batches (CampaignSendsService). */
+  campaignSends?: CampaignSends;
   /** POST /v1/send: contacts, rendering and the queue together. */
   sends: Sends;
   /** Opens, clicks, the recipient's pages and the projects' tracking modes. */
@@ -62,6 +67,7 @@ export function build(deps: Deps): RpcServer {
       ProviderEventsService.typeName,
       VerificationService.typeName,
       ...(deps.uploads ? [UploadsService.typeName] : []),
+      ...(deps.campaignSends ? [CampaignSendsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
     routes: (router) => {
@@ -75,6 +81,7 @@ export function build(deps: Deps): RpcServer {
       router.service(ProviderEventsService, createProviderEventsRpc({ sesNotifications: deps.sesNotifications }));
       router.service(VerificationService, createVerificationRpc({ verification: deps.verification }));
       if (deps.uploads) router.service(UploadsService, createUploadsRpc({ uploads: deps.uploads }));
+      if (deps.campaignSends) router.service(CampaignSendsService, createCampaignSendsRpc({ campaignSends: deps.campaignSends }));
     },
   });
 }

@@ -16,6 +16,8 @@ import { registerRateLimit } from "./http/rate-limit.js";
 import { registerTracing } from "./http/tracing.js";
 import { registerExecutionRoutes } from "./routes/automation/execution-routes.js";
 import { registerWorkflowRoutes } from "./routes/automation/workflow-routes.js";
+import { registerCampaignAnalyticsRoutes } from "./routes/campaigns/analytics-routes.js";
+import { registerCampaignRoutes } from "./routes/campaigns/campaign-routes.js";
 import { registerConfigRoute } from "./routes/config.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
@@ -100,6 +102,8 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerExecutionRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
   registerTemplateRoutes(app, { upstreams: deps.upstreams });
+  registerCampaignRoutes(app, { upstreams: deps.upstreams });
+  registerCampaignAnalyticsRoutes(app, { upstreams: deps.upstreams });
   registerActivityRoutes(app, { upstreams: deps.upstreams });
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
   registerSendRoutes(app, { upstreams: deps.upstreams });

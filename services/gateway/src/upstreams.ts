@@ -2,6 +2,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createRpcClient, createRpcTransport } from "@herald/platform";
 import { Health } from "@herald/proto/grpc/health/v1/health_pb";
 import { WorkflowsService } from "@herald/proto/herald/automation/v1/workflows_service_pb";
+import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
@@ -41,6 +42,7 @@ export interface Upstreams {
   providerEvents: Client<typeof ProviderEventsService>;
   verification: Client<typeof VerificationService>;
   workflows: Client<typeof WorkflowsService>;
+  campaigns: Client<typeof CampaignsService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -65,6 +67,7 @@ export function createUpstreams(config: Config): Upstreams {
   const contacts = createRpcTransport({ baseUrl: config.CONTACTS_URL, connections: 8, timeoutMs: 30_000 });
   const delivery = createRpcTransport({ baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 30_000 });
   const automation = createRpcTransport({ baseUrl: config.AUTOMATION_URL, connections: 2, timeoutMs: 30_000 });
+  const campaigns = createRpcTransport({ baseUrl: config.CAMPAIGNS_URL, connections: 1, timeoutMs: 30_000 });
   return {
     health,
     accounts: createClient(AccountService, identity),
@@ -83,5 +86,6 @@ export function createUpstreams(config: Config): Upstreams {
     providerEvents: createClient(ProviderEventsService, delivery),
     verification: createClient(VerificationService, delivery),
     workflows: createClient(WorkflowsService, automation),
+    campaigns: createClient(CampaignsService, campaigns),
   };
 }

@@ -12,6 +12,7 @@ import {
 import type { SegmentRow } from "../db/segments.js";
 import type { JsonObject } from "../domain/contact-data.js";
 import type { Audience, Audiences } from "../segments/audience.js";
+import type { SegmentInUseCheck } from "../segments/segment-campaigns.js";
 import type { Segments } from "../segments/segments.js";
 import { contactToProto } from "./proto-mapping.js";
 
@@ -43,7 +44,12 @@ function audienceFromProto(audience: ProtoAudience | undefined): Audience {
   }
 }
 
-export function createSegmentsRpc(deps: { segments: Segments; audiences: Audiences }): ServiceImpl<typeof SegmentsService> {
+export function createSegmentsRpc(deps: {
+  segments: Segments;
+  audiences: Audiences;
+  /** Unset where no campaigns service runs (RPC tests of this service alone). */
+  refuseSegmentInUse?: SegmentInUseCheck;
+}): ServiceImpl<typeof SegmentsService> {
   const { segments, audiences } = deps;
   return {
     async listSegments(request) {
@@ -76,6 +82,7 @@ export function createSegmentsRpc(deps: { segments: Segments; audiences: Audienc
     },
 
     async deleteSegment(request) {
+      await deps.refuseSegmentInUse?.(request.projectId, request.id);
       await segments.delete(request.projectId, request.id);
       return {};
     },

@@ -35,3 +35,12 @@ export const lenientPageOf = (parameter: string, raw: string | undefined): numbe
   if (value > maxPage) throw badQuery(parameter, `must be at most ${maxPage}`, raw ?? "");
   return value;
 };
+
+/** page and pageSize of an offset list: absent is the default; anything but a whole number from 1 to 2^31 − 1 is a 400. */
+export function positiveIntegerOf(parameter: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > maxPage) {
+    throw badQuery(parameter, `must be a whole number from 1 to ${maxPage}`, raw);
+  }
+  return Number(raw);
+}

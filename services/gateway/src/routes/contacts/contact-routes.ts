@@ -184,11 +184,16 @@ export function registerContactRoutes(app: FastifyInstance, deps: { upstreams: U
     async (request) => {
       const projectId = projectOf(request);
       const key = request.params.field.replace(/^data\./, "");
-      const [usage, workflows] = await Promise.all([
+      const [own, workflows, campaigns] = await Promise.all([
         contacts.getFieldUsage({ projectId, field: request.params.field }),
         workflowUsage(deps.upstreams, projectId, { case: "field", value: key }),
+        deps.upstreams.campaigns.listFieldUsage({ projectId, field: request.params.field }),
       ]);
-      return { ...toUsagesJson(usage.usages), workflows: workflows.map(({ id, name }) => ({ id, name })) };
+      return {
+        ...toUsagesJson(own.usages),
+        campaigns: campaigns.campaigns.map(({ id, name }) => ({ id, name })),
+        workflows: workflows.map(({ id, name }) => ({ id, name })),
+      };
     },
   );
 

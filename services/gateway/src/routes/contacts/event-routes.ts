@@ -183,11 +183,16 @@ export function registerEventRoutes(app: FastifyInstance, deps: { upstreams: Ups
     },
     async (request) => {
       const projectId = projectOf(request);
-      const [usage, workflows] = await Promise.all([
+      const [own, workflows, campaigns] = await Promise.all([
         events.getEventUsage({ projectId, name: request.params.eventName }),
         workflowUsage(deps.upstreams, projectId, { case: "eventName", value: request.params.eventName }),
+        deps.upstreams.campaigns.listEventUsage({ projectId, name: request.params.eventName }),
       ]);
-      return { ...toUsagesJson(usage.usages), workflows: workflows.map(({ id, name }) => ({ id, name })) };
+      return {
+        ...toUsagesJson(own.usages),
+        campaigns: campaigns.campaigns.map(({ id, name }) => ({ id, name })),
+        workflows: workflows.map(({ id, name }) => ({ id, name })),
+      };
     },
   );
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { workflowUsage } from "../automation/workflow-usage.js";
-import { badQuery, iso, maxPage } from "../shared-schemas.js";
+import { badQuery, iso, positiveIntegerOf } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
 type TypeName = (typeof typeNames)[number];
@@ -52,15 +52,6 @@ export const toTemplateJson = (template: Template | undefined) => {
     updatedAt: iso(template.updatedAt) ?? "",
   };
 };
-
-/** page and pageSize: absent is the default; anything but a whole number from 1 to 2^31 − 1 is a 400 (pageSize is clamped to 100 by delivery). */
-function positiveIntegerOf(parameter: string, raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > maxPage) {
-    throw badQuery(parameter, `must be a whole number from 1 to ${maxPage}`, raw);
-  }
-  return Number(raw);
-}
 
 /** type: one of the three names (any case); another value is a 400, as an unknown campaign status is. */
 function typeFilterOf(raw: string | undefined): TemplateType {
@@ -267,7 +258,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       },
     },
     async (request) => {
-      // Campaigns do not exist yet: their owning service will answer that list (ARCHITECTURE.md).
+      // A campaign carries its own subject and body (SPEC.md "Campaign" has no template), so only workflow steps use a template.
       const projectId = projectOf(request);
       const answer = await templates.getTemplateUsage({ projectId, id: request.params.id });
       const usage = await workflowUsage(deps.upstreams, projectId, { case: "templateId", value: answer.templateId });

@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
+import type { AudienceSchema, SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { CampaignEmailOutcome, type CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
+import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
+import {
+  type CampaignRow,
+  checkpointFanOut,
+  claimFanOut,
+  fannedOutCampaigns,
+  finishFanOut,
+  lockCampaign,
+  markSent,
+  markWithdrawn,
+  startDueCampaigns,
+  stopCampaign,
+  unwithdrawnCampaigns,
+} from "../db/campaigns.js";
+import type { Db } from "../db/client.js";
+
+/** Strings rendered where the recipient's own links go; delivery writes the signed links in their place. */
+export const linkMarkers = {
+  unsubscribeUrl: "%%herald-unsubscribe-url%%",
+  subscribeUrl: "%%herald-subscribe-url%%",
+  manageUrl: "%%herald-manage-url%%",
+} as const;
+
+export interface FanOutOptions {
+  /** Contacts streamed, rendered and enqueued together (at most 1,000, delivery's batch). */
+  batchSize: number;
+  /** How long a claim on a campaign's fan-out holds without a checkpoint. */
+  leaseMs: number;
+  /** How often an idle loop looks for due campaigns and finished sends. */
+  idleMs: number;
+}
+
+/** A campaign that cannot go on (its Liquid or its audience is gone): it ends CANCELLED with this reason. */
+class FanOutStopped extends Error {
+  override readonly name = "FanOutStopped";
+}
+
+function audienceOf(row: CampaignRow): MessageInitShape<typeof AudienceSchema>["kind"] {
+  if (row.audienceType === "SEGMENT" && row.segmentId) return { case: "segmentId", value: row.segmentId };
+  if (row.audienceType === "FILTERED" && row.audienceCondition) {
+    return { case: "condition", value: row.audienceCondition as never };
+  }
+  return { case: "all", value: {} };
+}
+
+/**
+ * The campaigns' one background worker, on createBackgroundLoop. Each pass:
+ * 1. moves due SCHEDULED campaigns to SENDING (SKIP LOCKED: one replica moves each);
+ * 2. claims one SENDING campaign whose fan-out is unfinished (a lease: a replica that dies
+ *    leaves it to another once the lease lapses) and fans it out: the audience streamed from
+ *    contacts after the checkpointed contact id, each batch rendered from the campaign's one
+ *    parsed template and enqueued in delivery under (campaign, contact) keys, then the cursor and
+ *    totalRecipients moved in the transaction that holds the campaign's row lock, so a cancel
+ *    waits for the batch and a resume after a crash re-sends at most one batch, which delivery
+ *    answers as already enqueued;
+ * 3. marks SENT the campaigns whose fan-out finished and of which delivery has nothing queued;
+ * 4. retries the withdrawals of cancelled campaigns that delivery could not be asked for.
+ */
+export function createFanOut(deps: {
+  db: Db;
+  logger: Logger;
+  renderer: Renderer;
+  segments: Client<typeof SegmentsService>;
+  campaignSends: Client<typeof CampaignSendsService>;
+  options: FanOutOptions;
+}): BackgroundLoop {
+  const { db, logger, renderer, options } = deps;
+  const owner = randomUUID();
+
+  function renderBatch(row: CampaignRow, template: CompiledTemplate, contacts: Array<{ id: string; email: string; dataJson: string }>) {
+    const emails: Array<{ contactId: string; to: string; subject: string; html: string }> = [];
+    for (const contact of contacts) {
+      let data: Record<string, unknown> = {};
+      try {
+        data = JSON.parse(contact.dataJson) as Record<string, unknown>;
+      } catch {
+        data = {};
+      }
+      try {
+        const rendered = renderer.render(template, { data, contact: { id: contact.id, email: contact.email }, ...linkMarkers });
+        if (rendered.subject === "" || rendered.body === "") continue;
+        emails.push({ contactId: contact.id, to: contact.email, subject: rendered.subject, html: rendered.body });
+      } catch (error) {
+        // One contact's data can break a render (a sandbox limit): that contact is skipped, the campaign goes on.
+        if (!(error instanceof TemplateError)) throw error;
+        logger.warn({ campaignId: row.id, contactId: contact.id, err: error }, "skipping a recipient whose email does not render");
+      }
+    }
+    return emails;
+  }
+
+  /** Enqueues one batch under the campaign's lock; false when the campaign stopped or another process owns it now. */
+  async function commitBatch(row: CampaignRow, emails: ReturnType<typeof renderBatch>, cursor: string, done: boolean): Promise<boolean> {
+    return db.$transaction(
+      async (tx) => {
+        const current = await lockCampaign(tx, row.projectId, row.id);
+        if (current?.status !== "SENDING" || current.fanoutOwner !== owner) return false;
+        let recipients = 0;
+        if (emails.length > 0) {
+          const answer = await deps.campaignSends.enqueueCampaignEmails({
+            projectId: row.projectId,
+            campaignId: row.id,
+            from: { email: row.fromAddress, name: row.fromName ?? "" },
+            ...(row.replyTo ? { replyTo: { email: row.replyTo } } : {}),
+            markers: linkMarkers,
+            emails,
+          });
+          recipients = answer.results.filter((result) => result.outcome !== CampaignEmailOutcome.SUPPRESSED).length;
+        }
+        await checkpointFanOut(tx, row.id, { cursor, recipients, done, leaseMs: options.leaseMs });
+        return true;
+      },
+      { maxWait: 10_000, timeout: 120_000 },
+    );
+  }
+
+  async function fanOut(row: CampaignRow, signal: AbortSignal): Promise<void> {
+    let template: CompiledTemplate;
+    try {
+      template = renderer.compile({ subject: row.subject, body: row.body });
+    } catch (error) {
+      if (error instanceof TemplateError) throw new FanOutStopped(`The campaign's Liquid does not parse: ${error.message}`);
+      throw error;
+    }
+    const stream = deps.segments.streamAudience(
+      {
+        projectId: row.projectId,
+        audience: { kind: audienceOf(row) },
+        batchSize: options.batchSize,
+        afterContactId: row.fanoutCursor ?? "",
+      },
+      // A long audience has no deadline of its own: the loop's stop ends the stream through its signal.
+      { signal, timeoutMs: 0 },
+    );
+    try {
+      for await (const batch of stream) {
+        const last = batch.contacts.at(-1);
+        if (!last) continue;
+        const emails = renderBatch(row, template, batch.contacts);
+        if (!(await commitBatch(row, emails, last.id, false))) return;
+        if (signal.aborted) return;
+      }
+    } catch (error) {
+      if (error instanceof ConnectError && (error.code === Code.NotFound || error.code === Code.InvalidArgument)) {
+        throw new FanOutStopped(`The audience cannot be read: ${error.rawMessage}`);
+      }
+      throw error;
+    }
+    await finishFanOut(db, row.id);
+  }
+
+  async function completeSent(): Promise<void> {
+    for (const campaign of await fannedOutCampaigns(db)) {
+      const progress = await deps.campaignSends.getCampaignProgress({ projectId: campaign.projectId, campaignId: campaign.id });
+      if (progress.queued === 0n) await markSent(db, campaign.id);
+    }
+  }
+
+  async function retryWithdrawals(): Promise<void> {
+    for (const campaign of await unwithdrawnCampaigns(db)) {
+      await deps.campaignSends.withdrawCampaignEmails({ projectId: campaign.projectId, campaignId: campaign.id });
+      await markWithdrawn(db, campaign.id);
+    }
+  }
+
+  return createBackgroundLoop({
+    name: "campaign fan-out",
+    logger,
+    idleMs: options.idleMs,
+    async pass(signal) {
+      await startDueCampaigns(db);
+      const claimed = await claimFanOut(db, owner, options.leaseMs);
+      if (claimed) {
+        try {
+          await fanOut(claimed, signal);
+        } catch (error) {
+          if (!(error instanceof FanOutStopped)) throw error;
+          logger.warn({ campaignId: claimed.id, reason: error.message }, "campaign stopped");
+          await stopCampaign(db, claimed.id, error.message);
+        }
+      }
+      await completeSent();
+      await retryWithdrawals();
+      return claimed ? "busy" : "idle";
+    },
+  });
+}

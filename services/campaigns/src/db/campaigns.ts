@@ -1,0 +1,126 @@
+import type { Db } from "./client.js";
+import type { Campaign, Prisma } from "./generated/client.js";
+
+export type CampaignRow = Campaign;
+export type Tx = Prisma.TransactionClient;
+
+export interface CampaignListQuery {
+  page: number;
+  pageSize: number;
+  status?: string;
+  search: string;
+  sort: "createdAt" | "updatedAt" | "name";
+  direction: "asc" | "desc";
+}
+
+export async function listCampaigns(db: Db, projectId: string, query: CampaignListQuery): Promise<{ rows: CampaignRow[]; total: number }> {
+  const search = query.search.trim();
+  const where: Prisma.CampaignWhereInput = {
+    projectId,
+    ...(query.status ? { status: query.status } : {}),
+    ...(search
+      ? {
+          OR: [
+            { name: { contains: search, mode: "insensitive" } },
+            { subject: { contains: search, mode: "insensitive" } },
+            { fromAddress: { contains: search, mode: "insensitive" } },
+          ],
+        }
+      : {}),
+  };
+  const [rows, total] = await Promise.all([
+    db.campaign.findMany({
+      where,
+      // The id breaks ties, so that a page boundary never repeats or skips a campaign.
+      orderBy: [{ [query.sort]: query.direction }, { id: query.direction }],
+      skip: (query.page - 1) * query.pageSize,
+      take: query.pageSize,
+    }),
+    db.campaign.count({ where }),
+  ]);
+  return { rows, total };
+}
+
+export const findCampaign = (db: Db | Tx, projectId: string, id: string): Promise<CampaignRow | null> =>
+  db.campaign.findFirst({ where: { projectId, id } });
+
+/** The campaign, its row locked until the transaction ends: status moves and fan-out batches take turns on it. */
+export async function lockCampaign(tx: Tx, projectId: string, id: string): Promise<CampaignRow | null> {
+  const locked = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id::text AS id FROM campaigns WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid FOR UPDATE`;
+  if (locked.length === 0) return null;
+  return findCampaign(tx, projectId, id);
+}
+
+/** SCHEDULED campaigns whose time has come move to SENDING; SKIP LOCKED: each is moved by one replica. */
+export async function startDueCampaigns(db: Db): Promise<number> {
+  return db.$executeRaw`
+    UPDATE campaigns SET status = 'SENDING', sent_at = now(), updated_at = now()
+    WHERE id IN (
+      SELECT id FROM campaigns WHERE status = 'SCHEDULED' AND scheduled_for <= now()
+      ORDER BY scheduled_for LIMIT 100 FOR UPDATE SKIP LOCKED
+    )`;
+}
+
+/**
+ * Claims one SENDING campaign whose fan-out is unfinished and unowned (or whose owner's lease
+ * lapsed: it died or stalled), for `owner` until `leaseMs` from now.
+ */
+export async function claimFanOut(db: Db, owner: string, leaseMs: number): Promise<CampaignRow | null> {
+  const claimed = await db.$queryRaw<Array<{ id: string; project_id: string }>>`
+    UPDATE campaigns SET fanout_owner = ${owner}, fanout_lease_until = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+    WHERE id = (
+      SELECT id FROM campaigns
+      WHERE status = 'SENDING' AND NOT fanout_done
+        AND (fanout_lease_until IS NULL OR fanout_lease_until < now() OR fanout_owner = ${owner})
+      ORDER BY sent_at LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id::text AS id, project_id::text AS project_id`;
+  const [row] = claimed;
+  return row ? findCampaign(db, row.project_id, row.id) : null;
+}
+
+/** Records a committed batch: the cursor moves past it, the recipients are added, the lease renewed. */
+export async function checkpointFanOut(
+  tx: Tx,
+  id: string,
+  progress: { cursor: string; recipients: number; done: boolean; leaseMs: number },
+): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE campaigns SET fanout_cursor = ${progress.cursor}::uuid, total_recipients = total_recipients + ${progress.recipients},
+      fanout_done = ${progress.done}, updated_at = now(),
+      fanout_lease_until = now() + make_interval(secs => ${progress.leaseMs / 1000}::double precision)
+    WHERE id = ${id}::uuid`;
+}
+
+export async function finishFanOut(db: Db | Tx, id: string): Promise<void> {
+  await db.$executeRaw`UPDATE campaigns SET fanout_done = true, fanout_owner = NULL, fanout_lease_until = NULL, updated_at = now() WHERE id = ${id}::uuid`;
+}
+
+/** SENDING campaigns whose fan-out has finished: SENT once delivery holds none of their emails in its queue. */
+export const fannedOutCampaigns = (db: Db): Promise<Array<{ id: string; projectId: string }>> =>
+  db.campaign.findMany({ where: { status: "SENDING", fanoutDone: true }, select: { id: true, projectId: true }, take: 50 });
+
+export async function markSent(db: Db, id: string): Promise<void> {
+  await db.campaign.updateMany({ where: { id, status: "SENDING" }, data: { status: "SENT" } });
+}
+
+/** Stops a campaign for a reason of the platform's (its audience is gone, say): CANCELLED with the reason shown. */
+export async function stopCampaign(db: Db, id: string, reason: string): Promise<void> {
+  await db.campaign.updateMany({
+    where: { id, status: { in: ["SCHEDULED", "SENDING"] } },
+    data: { status: "CANCELLED", stopReason: reason, fanoutOwner: null, fanoutLeaseUntil: null },
+  });
+}
+
+/** CANCELLED campaigns whose queued emails delivery has not yet confirmed withdrawn. */
+export const unwithdrawnCampaigns = (db: Db): Promise<Array<{ id: string; projectId: string }>> =>
+  db.campaign.findMany({
+    where: { status: "CANCELLED", withdrawnAt: null, sentAt: { not: null } },
+    select: { id: true, projectId: true },
+    take: 50,
+  });
+
+export async function markWithdrawn(db: Db, id: string): Promise<void> {
+  await db.campaign.update({ where: { id }, data: { withdrawnAt: new Date() } });
+}
