@@ -65,4 +65,4 @@ fi
 
 log "building $image on $base"
 buildah bud --isolation chroot --layers --build-arg "BASE_IMAGE=$base" -f "$root/deploy/images/Containerfile" -t "$image" "$root"
-log "built $image ($(buildah inspect --type image --format '{{.Docker.Size}}' "$image" 2>/dev/null || echo '?') bytes)"
+log "built $image ($(buildah images --format '{{.Size}}' "$image" | head -1))"

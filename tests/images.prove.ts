@@ -1,36 +1,65 @@
 // The container image, run: every service from the one image (deploy/images/Containerfile), started with
 // `buildah run --isolation chroot` on the host's network against this machine's PostgreSQL (a fresh, empty
 // database that the image's `migrate` fills), Redis and Kafka, and a smoke test through the gateway.
-// Slow and needs root and buildah: deploy/images/prove.sh builds the image and runs this file with
-// HERALD_IMAGE set; without it, the file is skipped.
+// Slow, and needs root and buildah: not part of `npm test` (its name is no *.test.ts). deploy/images/prove.sh
+// builds the image and runs this file alone with HERALD_IMAGE set (vitest.images.config.ts: no global set-up,
+// so no service runs from the checkout).
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
+import { ensureInfrastructure, type Infrastructure } from "@herald/devinfra";
 import {
   freePort,
   isServing,
+  repoRoot,
   type ServiceName,
   serviceNames,
+  startTestDnsServer,
   startTestSmtpSink,
+  type TestDnsServer,
   type TestSmtpSink,
   testDnsClient,
   urlVariableOf,
   waitUntil,
 } from "@herald/testing";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
 
 const image = process.env.HERALD_IMAGE;
 const run = promisify(execFile);
-const herald = inject("herald");
 
 interface Container {
   name: string;
   output(): string;
   exited: Promise<number | null>;
   stop(): Promise<number | null>;
+}
+
+/** The processes below `pid`, by their parent ids in /proc, with the program each runs (argv[0]). */
+async function descendantsOf(pid: number): Promise<Array<{ pid: number; command: string }>> {
+  const processes: Array<{ pid: number; parent: number; command: string }> = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    // "<pid> (<name>) <state> <parent> …": the name may hold spaces and parentheses.
+    const close = stat.lastIndexOf(")");
+    if (close < 0) continue;
+    const parent = Number(stat.slice(close + 2).split(" ")[1]);
+    const argv = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    processes.push({ pid: Number(entry), parent, command: argv.split("\0")[0] ?? "" });
+  }
+  const found: Array<{ pid: number; command: string }> = [];
+  const queue = [pid];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    for (const candidate of processes.filter((process) => process.parent === next)) {
+      found.push({ pid: candidate.pid, command: candidate.command });
+      queue.push(candidate.pid);
+    }
+  }
+  return found;
 }
 
 /** One `buildah run` of the image's entrypoint with `command`, in a working container of its own. */
@@ -58,7 +87,13 @@ async function startContainer(command: string, env: Record<string, string>): Pro
     output: () => output,
     exited,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      if (child.exitCode === null && child.signalCode === null) {
+        // As a container runtime does, SIGTERM goes to the container's command itself: `buildah run` would
+        // SIGKILL it when signalled (chroot isolation has no PID namespace, so node is visible here).
+        const node = (await descendantsOf(child.pid as number)).find((process) => process.command.endsWith("/node"));
+        if (node) process.kill(node.pid, "SIGTERM");
+        else child.kill("SIGTERM");
+      }
       const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
       const code = await exited;
       clearTimeout(timer);
@@ -67,20 +102,26 @@ async function startContainer(command: string, env: Record<string, string>): Pro
   };
 }
 
-describe.skipIf(!image)("the container image, run", () => {
+describe("the container image, run", () => {
   const databaseName = `herald_images_${randomBytes(4).toString("hex")}`;
-  const databaseUrl = Object.assign(new URL(herald.databaseUrl), { pathname: `/${databaseName}` }).toString();
   const containers: Container[] = [];
+  let infra: Infrastructure;
+  let databaseUrl: string;
+  let dns: TestDnsServer;
   let sink: TestSmtpSink;
   let gatewayUrl: string;
   let migrateOutput = "";
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: herald.databaseUrl });
+    if (!image) throw new Error("HERALD_IMAGE must name the image to run (deploy/images/prove.sh sets it)");
+    infra = await ensureInfrastructure({ root: repoRoot, log: (message) => console.log(`[infra] ${message}`) });
+    databaseUrl = Object.assign(new URL(infra.databaseUrl), { pathname: `/${databaseName}` }).toString();
+    const admin = new pg.Client({ connectionString: infra.databaseUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${databaseName}`);
     await admin.end();
     sink = await startTestSmtpSink();
+    dns = await startTestDnsServer();
     const ports = await Promise.all([...serviceNames, "gateway"].map(() => freePort()));
     const serviceUrls = Object.fromEntries(serviceNames.map((name, index) => [name, `http://127.0.0.1:${ports[index]}`])) as Record<
       ServiceName,
@@ -92,8 +133,8 @@ describe.skipIf(!image)("the container image, run", () => {
       // As in production: every secret given, none generated.
       NODE_ENV: "production",
       DATABASE_URL: databaseUrl,
-      REDIS_URL: herald.redisUrl,
-      KAFKA_BROKERS: herald.kafkaBrokers.join(","),
+      REDIS_URL: infra.redisUrl,
+      KAFKA_BROKERS: infra.kafkaBrokers.join(","),
       KAFKA_GROUP_PREFIX: `${databaseName}.`,
       LISTEN_HOST: "127.0.0.1",
       MIGRATE_ON_START: "false",
@@ -105,7 +146,7 @@ describe.skipIf(!image)("the container image, run", () => {
       DKIM_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
       INTERNAL_RPC_TOKEN: randomBytes(32).toString("base64url"),
       SMTP_URL: sink.url,
-      DNS_SERVERS: herald.dns.address,
+      DNS_SERVERS: dns.address,
       DNS_TIMEOUT_MS: "500",
       PASSWORD_SCRYPT_LOG_N: "14",
       LOG_LEVEL: "info",
@@ -129,15 +170,19 @@ describe.skipIf(!image)("the container image, run", () => {
   afterAll(async () => {
     await Promise.all(containers.map((container) => container.stop()));
     await sink?.stop();
-    const admin = new pg.Client({ connectionString: herald.databaseUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-    await admin.end();
+    await dns?.stop();
+    if (infra) {
+      const admin = new pg.Client({ connectionString: infra.databaseUrl });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+      await admin.end();
+      await infra.stop();
+    }
   }, 120_000);
 
   it("is configured to run as uid 10001 with node as its exec-form entrypoint", async () => {
-    const { stdout } = await run("buildah", ["inspect", "--type", "image", "--format", "{{json .OCIv1.Config}}", image as string]);
-    const config = JSON.parse(stdout) as { User: string; Entrypoint: string[]; Cmd: string[] };
+    const { stdout } = await run("buildah", ["inspect", "--type", "image", image as string], { maxBuffer: 16 * 1024 * 1024 });
+    const { config } = (JSON.parse(stdout) as { OCIv1: { config: { User: string; Entrypoint: string[]; Cmd: string[] } } }).OCIv1;
     expect(config).toMatchObject({ User: "10001:10001", Entrypoint: ["node", "/app/dist/main.js"], Cmd: ["gateway"] });
   });
 
@@ -154,7 +199,7 @@ describe.skipIf(!image)("the container image, run", () => {
       body: { event: "signed-up", email: uniqueEmail("tracked"), data: { plan: "pro" } },
     });
     expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
-    const { domain } = await verifiedDomain(call, testDnsClient(herald.dns.controlUrl), project.secretKey, "image");
+    const { domain } = await verifiedDomain(call, testDnsClient(dns.controlUrl), project.secretKey, "image");
     const to = uniqueEmail("rcpt");
     const sent = await call("POST", "/v1/send", {
       key: project.secretKey,
@@ -166,7 +211,7 @@ describe.skipIf(!image)("the container image, run", () => {
     expect(message?.raw).toMatch(new RegExp(`^DKIM-Signature: .*d=${domain.replaceAll(".", "\\.")}`, "ms"));
   });
 
-  it("drains and exits 0 on SIGTERM, which reaches node through the entrypoint", async () => {
+  it("drains and exits 0 on SIGTERM to its node process, as PID 1 of the exec-form entrypoint gets it from a runtime", async () => {
     const gateway = containers.pop() as Container;
     expect(await gateway.stop(), gateway.output()).toBe(0);
     expect(gateway.output()).toContain("shutting down");
