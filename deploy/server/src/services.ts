@@ -1,5 +1,4 @@
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 
 export const serviceNames = ["gateway", "identity", "contacts", "delivery", "campaigns", "automation"] as const;
 export type ServiceName = (typeof serviceNames)[number];
@@ -8,7 +7,14 @@ export type ServiceName = (typeof serviceNames)[number];
 export const dataServiceNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
 export type DataServiceName = (typeof dataServiceNames)[number];
 
-/** A service's prisma/migrations folder, wherever the service package is installed (workspace or image). */
+/**
+ * A service package's folder, wherever it is installed (the workspace's link or the image's copy). Found by
+ * path, not resolved by name: a service's `exports` need not list its package.json, migrations or main.
+ */
+export function packageDirOf(name: ServiceName): string {
+  return join(import.meta.dirname, "..", "node_modules", "@herald", name);
+}
+
 export function migrationsDirOf(name: DataServiceName): string {
-  return join(dirname(fileURLToPath(import.meta.resolve(`@herald/${name}/package.json`))), "prisma", "migrations");
+  return join(packageDirOf(name), "prisma", "migrations");
 }
