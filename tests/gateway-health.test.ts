@@ -37,6 +37,10 @@ describe("GET /health when a service stops", () => {
       status: "down",
       services: { contacts: { status: "down" }, identity: { status: "up" }, automation: { status: "up" } },
     });
+    // Liveness stays up: a restarted gateway would not bring contacts back (the chart's livenessProbe).
+    const alive = await gateway.app.inject({ method: "GET", url: "/livez" });
+    expect(alive.statusCode).toBe(200);
+    expect(alive.json()).toEqual({ status: "up" });
 
     const port = Number(new URL(contacts.url).port);
     contacts = await startService(

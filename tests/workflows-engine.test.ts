@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { eventually, testDnsClient, testSmtpSinkClient } from "@herald/testing";
 import { simpleParser } from "mailparser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
@@ -308,6 +308,17 @@ describe("workflows: the engine, end to end through /v1/track", () => {
     const first = await start();
     const second = await start();
     await start();
+    // The waiting delays are upcoming, with their due times, and another project sees none of them.
+    type Upcoming = { data: Array<{ type: string; id: string; executionId?: string; stepType?: string; scheduledFor: string }> };
+    const upcoming = await eventually(async () => {
+      const answer = await call<Upcoming>("GET", "/activity/upcoming", { key });
+      const mine = answer.body.data.filter((item) => item.type === "workflow" && item.id === workflow.id);
+      return mine.length === 3 && mine;
+    });
+    expect(upcoming.map((item) => item.stepType)).toEqual(["DELAY", "DELAY", "DELAY"]);
+    expect(upcoming.every((item) => Date.parse(item.scheduledFor) > Date.now())).toBe(true);
+    const foreign = await call<Upcoming>("GET", "/activity/upcoming", { key: other.secretKey });
+    expect(foreign.body.data.some((item) => item.id === workflow.id)).toBe(false);
     const refused = await call<ErrorBody>("DELETE", `/workflows/${workflow.id}`, { key });
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("WORKFLOW_HAS_ACTIVE_EXECUTIONS");

@@ -19,8 +19,13 @@ async function probe(upstreams: Upstreams, name: UpstreamName): Promise<ServiceH
   }
 }
 
-/** Asks every service over grpc.health.v1, in parallel: 200 when all serve, else 503. */
+/**
+ * `/health` asks every service over grpc.health.v1, in parallel: 200 when all serve, else 503 (a readiness
+ * probe). `/livez` answers as long as this process serves requests, whatever its upstreams do (a liveness
+ * probe: restarting the gateway would not bring a stopped service back).
+ */
 export function registerHealthRoute(app: FastifyInstance, upstreams: Upstreams): void {
+  app.get("/livez", async (_request, reply) => reply.send({ status: "up" }));
   app.get("/health", async (_request, reply) => {
     const results = await Promise.all(upstreamNames.map(async (name) => [name, await probe(upstreams, name)] as const));
     const services = Object.fromEntries(results) as Record<UpstreamName, ServiceHealth>;

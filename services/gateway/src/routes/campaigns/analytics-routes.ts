@@ -1,3 +1,4 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { CampaignMetric } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import type { FastifyInstance } from "fastify";
@@ -21,7 +22,7 @@ function metricOf(raw: string | undefined): MetricName {
   return raw as MetricName;
 }
 
-/** The campaign rows of the analytics endpoints and the campaigns half of GET /activity/upcoming. */
+/** The campaign rows of the analytics endpoints, and GET /activity/upcoming (scheduled campaigns and waiting workflow steps). */
 export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { campaigns } = deps.upstreams;
@@ -101,30 +102,57 @@ export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { up
         response: {
           200: Type.Object({
             data: Type.Array(
-              Type.Object({
-                type: Type.Literal("campaign"),
-                id: Type.String(),
-                name: Type.String(),
-                scheduledFor: DateTime,
-                audienceType: Type.String(),
-              }),
+              Type.Union([
+                Type.Object({
+                  type: Type.Literal("campaign"),
+                  id: Type.String(),
+                  name: Type.String(),
+                  scheduledFor: DateTime,
+                  audienceType: Type.String(),
+                }),
+                Type.Object({
+                  type: Type.Literal("workflow"),
+                  id: Type.String(),
+                  name: Type.String(),
+                  scheduledFor: DateTime,
+                  executionId: Type.String(),
+                  contactId: Type.String(),
+                  stepId: Type.String(),
+                  stepType: Type.String(),
+                }),
+              ]),
             ),
           }),
         },
       },
     },
     async (request) => {
-      const answer = await campaigns.listUpcomingCampaigns({ projectId: projectOf(request), limit: limitOf(request.query.limit, 20) });
-      // Workflow executions are the automation service's half (its issue adds them here).
-      return {
-        data: answer.campaigns.map(toCampaignJson).map((campaign) => ({
-          type: "campaign" as const,
-          id: campaign.id,
-          name: campaign.name,
-          scheduledFor: campaign.scheduledFor ?? "",
-          audienceType: campaign.audienceType,
-        })),
-      };
+      const projectId = projectOf(request);
+      const limit = limitOf(request.query.limit, 20);
+      // Scheduled campaigns from campaigns, waiting workflow steps (delays, waits) from automation, merged soonest first.
+      const [scheduled, waiting] = await Promise.all([
+        campaigns.listUpcomingCampaigns({ projectId, limit }),
+        deps.upstreams.workflows.listUpcoming({ projectId, limit }),
+      ]);
+      const campaignItems = scheduled.campaigns.map(toCampaignJson).map((campaign) => ({
+        type: "campaign" as const,
+        id: campaign.id,
+        name: campaign.name,
+        scheduledFor: campaign.scheduledFor ?? "",
+        audienceType: campaign.audienceType,
+      }));
+      const workflowItems = waiting.steps.map((step) => ({
+        type: "workflow" as const,
+        id: step.workflowId,
+        name: step.workflowName,
+        scheduledFor: step.dueAt ? timestampDate(step.dueAt).toISOString() : "",
+        executionId: step.executionId,
+        contactId: step.contactId,
+        stepId: step.stepId,
+        stepType: step.stepType,
+      }));
+      const data = [...campaignItems, ...workflowItems].sort((a, b) => a.scheduledFor.localeCompare(b.scheduledFor)).slice(0, limit);
+      return { data };
     },
   );
 }
