@@ -114,7 +114,21 @@ describe("splitMailbox", () => {
     ["News <news@example.com>", { email: "news@example.com", name: "News" }],
     ['"Acme, Inc." <news@example.com>', { email: "news@example.com", name: "Acme, Inc." }],
     ["<news@example.com>", { email: "news@example.com" }],
+    [`"  News  " <news@example.com>`, { email: "news@example.com", name: "News" }],
+    ['"a" "b" <news@example.com>', { email: '"a" "b" <news@example.com>' }],
+    ["News <>", { email: "News <>" }],
   ])("reads %s", (text, mailbox) => {
     expect(splitMailbox(text)).toEqual(mailbox);
+  });
+
+  it("reads the issue 20 payloads, long runs of spaces, as text that is no mailbox", () => {
+    const spaces = " ".repeat(sendLimits.mailbox - 2);
+    expect(splitMailbox(`"${spaces}<`)).toEqual({ email: `"${spaces}<` });
+    expect(splitMailbox(`a${spaces}!`)).toEqual({ email: `a${spaces}!` });
+  });
+
+  it("is refused past sendLimits.mailbox characters, before it is read", () => {
+    const long = request({ from: { email: `${" ".repeat(sendLimits.mailbox)}<a@example.com>` } });
+    expect(sendRequestViolations(long)).toEqual([expect.objectContaining({ field: "from", code: "too_big" })]);
   });
 });
