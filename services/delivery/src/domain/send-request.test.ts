@@ -40,6 +40,12 @@ describe("a send request's checks", () => {
   it("checks headers and attachments with the queue's rules", () => {
     expect(sendRequestViolations(request({ headers: { "X-A": "a\r\nb" } })).map((v) => v.field)).toEqual(["headers.X-A"]);
     expect(sendRequestViolations(request({ headers: { Subject: "x" } }))[0]?.code).toBe("reserved_header");
+    for (const name of ["Resent-From", "resent-message-id", "Authentication-Results", "ARC-Seal", "arc-authentication-results"]) {
+      expect(sendRequestViolations(request({ headers: { [name]: "x" } }))).toEqual([
+        expect.objectContaining({ field: `headers.${name}`, code: "reserved_header" }),
+      ]);
+    }
+    expect(sendRequestViolations(request({ headers: { "X-Resent-Note": "x", Arcade: "x" } }))).toEqual([]);
     const tooMany = Array.from({ length: 11 }, () => ({ filename: "a.txt", content: new Uint8Array(1), contentType: "text/plain" }));
     expect(sendRequestViolations(request({ attachments: tooMany })).map((v) => v.field)).toEqual(["attachments"]);
   });
