@@ -40,6 +40,11 @@ export const sendLimits = {
   mailbox: 1_000,
   /** The whole message as sent, attachments base64-encoded. */
   messageBytes: 40 * 1024 * 1024,
+  /**
+   * Milliseconds of Liquid rendering one call may take, all its recipients together: rendering runs on delivery's
+   * event loop, so one heavy call must not hold up other tenants' sends, clicks and unsubscribes for long.
+   */
+  renderMs: 1_000,
   /** The attachments of one call, counted once per recipient: every recipient's email is stored with its own copy. */
   storedAttachmentBytes: 40 * 1024 * 1024,
 } as const;
