@@ -18,6 +18,7 @@ import {
 import autocannon from "autocannon";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
+import { stallBenchmarks } from "./stalls.ts";
 import { delayedEmails, listeningWorkflows, type WorkflowBenchTarget } from "./workflows.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -191,7 +192,7 @@ try {
     rows.push(await delayedEmails(target, Number(process.env.BENCH_WORKFLOW_EXECUTIONS ?? 10_000)));
   }
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
-  if (wanted("send") || wanted("verify")) {
+  if (wanted("send") || wanted("verify") || wanted("stalls")) {
     const target: SendBenchTarget = {
       gatewayUrl: stack.gatewayUrl,
       deliveryUrl: stack.serviceUrls.delivery,
@@ -201,6 +202,10 @@ try {
       load,
     };
     if (wanted("verify")) rows.push(await verifyApi(target, 50));
+    if (wanted("stalls")) {
+      const stalls = await stallBenchmarks(target);
+      console.log(["", "| stall payload | status | time | slowest GET /config meanwhile |", "|---|---|---|---|", ...stalls].join("\n"));
+    }
     if (wanted("send")) {
       const accepting = await sendApi(target, 50);
       rows.push(accepting.row);

@@ -247,6 +247,9 @@ describe("POST /v1/send", () => {
     ["a header value with CR LF", { headers: { "X-Test": "a\r\nBcc: x@example.com" } }, "headers.X-Test"],
     ["a header name with LF", { headers: { "X-\nTest": "a" } }, "headers.X-\nTest"],
     ["a header value of 999 characters", { headers: { "X-Long": "v".repeat(999) } }, "headers.X-Long"],
+    ["a Resent-From header", { headers: { "Resent-From": "boss@example.com" } }, "headers.Resent-From"],
+    ["an Authentication-Results header", { headers: { "Authentication-Results": "mx; dkim=pass" } }, "headers.Authentication-Results"],
+    ["an ARC-Seal header", { headers: { "ARC-Seal": "i=1; cv=none" } }, "headers.ARC-Seal"],
     ["an invalid reply", { reply: "not-an-address" }, "reply"],
     [
       "eleven attachments",

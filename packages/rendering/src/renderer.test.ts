@@ -194,6 +194,18 @@ describe("sandbox", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it("stops a render at the caller's budget, below its own limit", () => {
+    const renderer = createRenderer({ memoryLimit: 1e9, maxOutputLength: 1e9 });
+    const loop = "{% for a in (1..100000) %}{% for b in (1..100000) %}{% endfor %}{% endfor %}";
+    expect(problemOf(() => renderer.render({ subject: loop, body: "b" }, {}, { timeMs: 20 }))).toMatchObject({
+      part: "subject",
+      kind: "limit",
+    });
+    // A budget already spent stops the next render at once.
+    expect(problemOf(() => renderer.render({ subject: "s", body: loop }, {}, { timeMs: -5 }))).toMatchObject({ kind: "limit" });
+    expect(renderer.render({ subject: "s", body: "b" }, {}, { timeMs: 1_000 })).toEqual({ subject: "s", body: "b" });
+  });
+
   it("bounds loops through the memory limit (ranges count their items)", () => {
     const renderer = createRenderer({ memoryLimit: 10_000 });
     expect(renderer.render({ subject: "s", body: "{% for i in (1..5000) %}{% endfor %}ok" }, {}).body).toBe("ok");

@@ -45,8 +45,11 @@ export interface Renderer {
   validate(source: Partial<TemplateSource>): TemplateProblem[];
   /** Parses both parts; throws TemplateError on the first problem. */
   compile(source: TemplateSource): CompiledTemplate;
-  /** Renders with the recipient's variables; throws TemplateError when a part does not parse, fails or hits a limit. */
-  render(template: TemplateSource | CompiledTemplate, variables: RenderVariables): RenderedTemplate;
+  /**
+   * Renders with the recipient's variables; throws TemplateError when a part does not parse, fails or hits a limit.
+   * `timeMs` bounds both parts together, below `renderTimeMs` each (a caller's budget for several renders).
+   */
+  render(template: TemplateSource | CompiledTemplate, variables: RenderVariables, options?: { timeMs?: number }): RenderedTemplate;
 }
 
 /** Tags that read other templates from a file system: there is none to read, so they are refused when parsed. */
@@ -177,9 +180,9 @@ export function createRenderer(overrides: Partial<RenderLimits> = {}): Renderer 
     }
   }
 
-  function renderPart(part: TemplatePart, templates: Template[], scope: Record<string, unknown>): string {
+  function renderPart(part: TemplatePart, templates: Template[], scope: Record<string, unknown>, timeMs: number): string {
     const engine = engines[part];
-    const context = new Context(scope, engine.options, { sync: true }, { liquid: engine });
+    const context = new Context(scope, engine.options, { sync: true, renderLimit: Math.max(0, timeMs) }, { liquid: engine });
     const emitter = new BoundedEmitter(limits.maxOutputLength);
     try {
       toValueSync(engine.renderer.renderTemplates(templates, context, emitter));
@@ -216,13 +219,13 @@ export function createRenderer(overrides: Partial<RenderLimits> = {}): Renderer 
       return problems;
     },
     compile,
-    render(template, variables) {
+    render(template, variables, options = {}) {
       const compiled = isCompiled(template) ? template : compile(template);
+      const deadline = performance.now() + (options.timeMs ?? Number.POSITIVE_INFINITY);
+      const timeOf = () => Math.min(limits.renderTimeMs, deadline - performance.now());
       // A scope each: {% increment %} writes to the scope it is given.
-      return {
-        subject: renderPart("subject", compiled.subject, scopeOf(variables)).replace(/[\r\n]+/g, " "),
-        body: renderPart("body", compiled.body, scopeOf(variables)),
-      };
+      const subject = renderPart("subject", compiled.subject, scopeOf(variables), timeOf()).replace(/[\r\n]+/g, " ");
+      return { subject, body: renderPart("body", compiled.body, scopeOf(variables), timeOf()) };
     },
   };
 }

@@ -103,6 +103,17 @@ export const configSchema = z
       .int()
       .min(64 * 1024)
       .default(10 * 1024 * 1024),
+    /** Open connections one client address may hold to INBOUND_SMTP_PORT; more are refused with 421. */
+    INBOUND_SMTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(200).default(5),
+    /**
+     * Bytes of messages INBOUND_SMTP_PORT holds in memory at once, all clients together; a message that would go past
+     * it is refused with 452, and its sender tries again later. At least INBOUND_SMTP_MAX_BYTES.
+     */
+    INBOUND_SMTP_BUFFER_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(64 * 1024 * 1024),
     /**
      * The attachments of one email together, decoded (SPEC.md: 10 MB by default). At most 28 MB, so that an email
      * with them, base64-encoded, stays within the 40 MB a message may have; 0 refuses attachments.
@@ -168,6 +179,9 @@ export const configSchema = z
   .superRefine((config, context) => {
     if (config.MAIL_PROVIDER === "ses" && !config.SES_REGION) {
       context.addIssue({ code: "custom", path: ["SES_REGION"], message: "is required when MAIL_PROVIDER=ses" });
+    }
+    if (config.INBOUND_SMTP_BUFFER_BYTES < config.INBOUND_SMTP_MAX_BYTES) {
+      context.addIssue({ code: "custom", path: ["INBOUND_SMTP_BUFFER_BYTES"], message: "must be at least INBOUND_SMTP_MAX_BYTES" });
     }
     if (config.INBOUND_SMTP_PORT !== undefined && !config.BOUNCE_DOMAIN) {
       context.addIssue({ code: "custom", path: ["BOUNCE_DOMAIN"], message: "is required with INBOUND_SMTP_PORT" });

@@ -166,7 +166,14 @@ try {
   });
   const inbound =
     returnPaths && config.INBOUND_SMTP_PORT !== undefined
-      ? createInboundSmtp({ returnPaths, events: emailEvents, logger, maxMessageBytes: config.INBOUND_SMTP_MAX_BYTES })
+      ? createInboundSmtp({
+          returnPaths,
+          events: emailEvents,
+          logger,
+          maxMessageBytes: config.INBOUND_SMTP_MAX_BYTES,
+          maxConnectionsPerIp: config.INBOUND_SMTP_MAX_CONNECTIONS_PER_IP,
+          bufferBytes: config.INBOUND_SMTP_BUFFER_BYTES,
+        })
       : undefined;
   relay.start();
   dispatcher.start();

@@ -250,7 +250,7 @@ export function createCampaigns(deps: CampaignsDeps) {
     /** One email rendered as the campaign's to `email`, outside its counters (it carries no campaign id). */
     async sendTest(projectId: string, id: string, email: string): Promise<string> {
       const row = await get(projectId, id);
-      if (!/^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/.test(email.trim()) || email.length > 254) {
+      if (email.length > 254 || !/^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/.test(email.trim())) {
         throw validationFailed("Invalid email: it must be an email address", [
           { field: "email", message: "must be an email address", code: "invalid_string", received: JSON.stringify(email) },
         ]);

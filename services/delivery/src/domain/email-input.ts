@@ -1,5 +1,5 @@
 import type { FieldViolation } from "@herald/errors";
-import { reservedHeaderNames } from "../providers/message.js";
+import { isReservedHeaderName, reservedHeaderNames } from "../providers/message.js";
 import { isId } from "./ids.js";
 
 export type EmailCategory = "TRANSACTIONAL" | "CAMPAIGN" | "WORKFLOW";
@@ -99,8 +99,11 @@ export function headerViolations(headers: Record<string, string>): FieldViolatio
   for (const [name, value] of entries) {
     if (!headerName.test(name))
       violations.push({ field: `headers.${name}`, message: "is not a valid header name", code: "invalid_string" });
-    else if (reservedHeaderNames.has(name.toLowerCase())) {
-      violations.push({ field: `headers.${name}`, message: "is set by Herald", code: "reserved_header" });
+    else if (isReservedHeaderName(name)) {
+      const message = reservedHeaderNames.has(name.toLowerCase())
+        ? "is set by Herald"
+        : "is written only by relaying and verifying servers";
+      violations.push({ field: `headers.${name}`, message, code: "reserved_header" });
     }
     if (!isOneLine(value) || value.length > headerLimits.valueLength) {
       violations.push({

@@ -40,6 +40,12 @@ describe("a send request's checks", () => {
   it("checks headers and attachments with the queue's rules", () => {
     expect(sendRequestViolations(request({ headers: { "X-A": "a\r\nb" } })).map((v) => v.field)).toEqual(["headers.X-A"]);
     expect(sendRequestViolations(request({ headers: { Subject: "x" } }))[0]?.code).toBe("reserved_header");
+    for (const name of ["Resent-From", "resent-message-id", "Authentication-Results", "ARC-Seal", "arc-authentication-results"]) {
+      expect(sendRequestViolations(request({ headers: { [name]: "x" } }))).toEqual([
+        expect.objectContaining({ field: `headers.${name}`, code: "reserved_header" }),
+      ]);
+    }
+    expect(sendRequestViolations(request({ headers: { "X-Resent-Note": "x", Arcade: "x" } }))).toEqual([]);
     const tooMany = Array.from({ length: 11 }, () => ({ filename: "a.txt", content: new Uint8Array(1), contentType: "text/plain" }));
     expect(sendRequestViolations(request({ attachments: tooMany })).map((v) => v.field)).toEqual(["attachments"]);
   });
@@ -114,7 +120,21 @@ describe("splitMailbox", () => {
     ["News <news@example.com>", { email: "news@example.com", name: "News" }],
     ['"Acme, Inc." <news@example.com>', { email: "news@example.com", name: "Acme, Inc." }],
     ["<news@example.com>", { email: "news@example.com" }],
+    [`"  News  " <news@example.com>`, { email: "news@example.com", name: "News" }],
+    ['"a" "b" <news@example.com>', { email: '"a" "b" <news@example.com>' }],
+    ["News <>", { email: "News <>" }],
   ])("reads %s", (text, mailbox) => {
     expect(splitMailbox(text)).toEqual(mailbox);
+  });
+
+  it("reads the issue 20 payloads, long runs of spaces, as text that is no mailbox", () => {
+    const spaces = " ".repeat(sendLimits.mailbox - 2);
+    expect(splitMailbox(`"${spaces}<`)).toEqual({ email: `"${spaces}<` });
+    expect(splitMailbox(`a${spaces}!`)).toEqual({ email: `a${spaces}!` });
+  });
+
+  it("is refused past sendLimits.mailbox characters, before it is read", () => {
+    const long = request({ from: { email: `${" ".repeat(sendLimits.mailbox)}<a@example.com>` } });
+    expect(sendRequestViolations(long)).toEqual([expect.objectContaining({ field: "from", code: "too_big" })]);
   });
 });

@@ -36,20 +36,36 @@ export const sendLimits = {
   /** Recipients of one call: each is its own upsert and render, so a call stays short. */
   recipients: 50,
   subject: 998,
+  /** A mailbox as text ("Name <address>"), as the gateway caps it. */
+  mailbox: 1_000,
   /** The whole message as sent, attachments base64-encoded. */
   messageBytes: 40 * 1024 * 1024,
+  /**
+   * Milliseconds of Liquid rendering one call may take, all its recipients together: rendering runs on delivery's
+   * event loop, so one heavy call must not hold up other tenants' sends, clicks and unsubscribes for long.
+   */
+  renderMs: 1_000,
   /** The attachments of one call, counted once per recipient: every recipient's email is stored with its own copy. */
   storedAttachmentBytes: 40 * 1024 * 1024,
 } as const;
 
 const violation = (field: string, message: string, code: string): FieldViolation => ({ field, message, code });
 
-/** "Name <address>", "<address>" or a bare address, with the name unquoted. */
+/**
+ * "Name <address>", "<address>" or a bare address, with the name unquoted. A scan rather than one pattern: the
+ * pattern it replaces backtracked on long runs of spaces (issue 20). Callers cap the text first (sendLimits.mailbox).
+ */
 export function splitMailbox(text: string): MailboxInput {
-  const match = /^\s*(?:"?([^"<>]*?)"?\s*)?<([^<>]+)>\s*$/.exec(text);
-  if (!match) return { email: text.trim() };
-  const name = match[1]?.trim();
-  return { email: (match[2] ?? "").trim(), ...(name ? { name } : {}) };
+  const trimmed = text.trim();
+  const open = trimmed.indexOf("<");
+  if (open < 0 || !trimmed.endsWith(">")) return { email: trimmed };
+  const address = trimmed.slice(open + 1, -1);
+  let display = trimmed.slice(0, open).trimEnd();
+  if (display.startsWith('"')) display = display.slice(1);
+  if (display.endsWith('"')) display = display.slice(0, -1);
+  if (address.length === 0 || /[<>]/.test(address) || /["<>]/.test(display)) return { email: trimmed };
+  const name = display.trim();
+  return { email: address.trim(), ...(name ? { name } : {}) };
 }
 
 /** The recipient field as the REST body names it: `to` for one, `to[i]` in a list. */
@@ -85,7 +101,9 @@ export function sendRequestViolations(request: SendRequest, attachmentMaxBytes: 
   } else if (request.body.length < 1) {
     violations.push(violation("body", "must not be empty", "too_small"));
   }
-  if (request.from !== undefined) {
+  if (request.from !== undefined && request.from.email.length > sendLimits.mailbox) {
+    violations.push(violation("from", `must be at most ${sendLimits.mailbox} characters`, "too_big"));
+  } else if (request.from !== undefined) {
     const sender = splitMailbox(request.from.email);
     if (!parseAddress(sender.email).ok) violations.push(violation("from", "must be an email address", "invalid_string"));
     violations.push(...mailboxNameViolations("from.name", request.from.name ?? sender.name));

@@ -26,6 +26,11 @@ const reply = (responseCode: number, message: string) => Object.assign(new Error
  * message that is no report (an auto-reply) is accepted and dropped. A report that cannot be
  * recorded now (the database is away) answers 451, so that the sender tries again later: an
  * accepted report is never lost.
+ *
+ * Nobody authenticates here, so memory is bounded three ways (issue 20): at most `maxConnectionsPerIp` open
+ * connections per client address (421 past it), messages of at most `maxMessageBytes` (552), and at most
+ * `bufferBytes` held for all messages together: a message that would go past it is dropped as it arrives and
+ * answered 452, a temporary refusal its sender retries.
  */
 export function createInboundSmtp(deps: {
   returnPaths: ReturnPaths;
@@ -33,8 +38,14 @@ export function createInboundSmtp(deps: {
   logger: Logger;
   /** Larger messages are refused (552): reports are small, though some return the whole original. */
   maxMessageBytes: number;
+  /** Open connections per client address. */
+  maxConnectionsPerIp: number;
+  /** Bytes of messages held in memory at once, all connections together. */
+  bufferBytes: number;
 }): InboundSmtp {
   const { returnPaths, logger } = deps;
+  const connectionsByIp = new Map<string, number>();
+  let bufferedBytes = 0;
 
   const isFeedbackAddress = (address: string) => address.trim().toLowerCase() === returnPaths.feedbackAddress;
 
@@ -66,6 +77,8 @@ export function createInboundSmtp(deps: {
     }
   }
 
+  /** Sessions counted in connectionsByIp (one refused at connect is not). */
+  const counted = new Set<string>();
   const server = new SMTPServer({
     logger: false,
     name: returnPaths.domain,
@@ -76,6 +89,22 @@ export function createInboundSmtp(deps: {
     size: deps.maxMessageBytes,
     maxClients: 200,
     socketTimeout: 60_000,
+    onConnect(session, callback) {
+      const open = connectionsByIp.get(session.remoteAddress) ?? 0;
+      if (open >= deps.maxConnectionsPerIp) {
+        callback(reply(421, "4.7.0 too many connections from your address, try again later"));
+        return;
+      }
+      connectionsByIp.set(session.remoteAddress, open + 1);
+      counted.add(session.id);
+      callback();
+    },
+    onClose(session) {
+      if (!counted.delete(session.id)) return;
+      const open = (connectionsByIp.get(session.remoteAddress) ?? 1) - 1;
+      if (open > 0) connectionsByIp.set(session.remoteAddress, open);
+      else connectionsByIp.delete(session.remoteAddress);
+    },
     onRcptTo(address, _session, callback) {
       if (returnPaths.emailIdOf(address.address) || isFeedbackAddress(address.address)) callback();
       else callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
@@ -84,7 +113,14 @@ export function createInboundSmtp(deps: {
       // smtp-server only flags a message past `size`: it keeps the bytes coming, so they are counted and dropped here.
       const chunks: Buffer[] = [];
       let bytes = 0;
+      let held = 0;
+      let overBudget = false;
       let answered = false;
+      const release = () => {
+        bufferedBytes -= held;
+        held = 0;
+        chunks.length = 0;
+      };
       const answer = (...args: Parameters<typeof callback>) => {
         if (answered) return;
         answered = true;
@@ -92,21 +128,42 @@ export function createInboundSmtp(deps: {
       };
       stream.on("data", (chunk: Buffer) => {
         bytes += chunk.length;
-        if (bytes <= deps.maxMessageBytes) chunks.push(chunk);
+        if (bytes > deps.maxMessageBytes || overBudget) return release();
+        if (bufferedBytes + chunk.length > deps.bufferBytes) {
+          overBudget = true;
+          return release();
+        }
+        bufferedBytes += chunk.length;
+        held += chunk.length;
+        chunks.push(chunk);
       });
-      stream.on("error", (error: Error) => answer(error));
+      stream.on("error", (error: Error) => {
+        release();
+        answer(error);
+      });
       stream.on("end", () => {
         if (stream.sizeExceeded || bytes > deps.maxMessageBytes) {
+          release();
           answer(reply(552, `5.3.4 message larger than ${deps.maxMessageBytes} bytes`));
           return;
         }
-        receive(Buffer.concat(chunks), session).then(
-          () => answer(null, "2.0.0 report received"),
-          (error: unknown) => {
-            logger.warn({ err: error, remote: session.remoteAddress }, "a report could not be recorded: the sender will retry");
-            answer(reply(451, "4.3.0 cannot record the report now, try again later"));
-          },
-        );
+        if (overBudget) {
+          logger.warn({ remote: session.remoteAddress, bufferBytes: deps.bufferBytes }, "inbound SMTP buffer full: a report is deferred");
+          answer(reply(452, "4.3.1 too many messages in progress, try again later"));
+          return;
+        }
+        // The message's bytes stay counted until it is recorded.
+        const raw = Buffer.concat(chunks);
+        chunks.length = 0;
+        receive(raw, session)
+          .finally(release)
+          .then(
+            () => answer(null, "2.0.0 report received"),
+            (error: unknown) => {
+              logger.warn({ err: error, remote: session.remoteAddress }, "a report could not be recorded: the sender will retry");
+              answer(reply(451, "4.3.0 cannot record the report now, try again later"));
+            },
+          );
       });
     },
   });

@@ -65,6 +65,22 @@ export const reservedHeaderNames: ReadonlySet<string> = new Set(
   ].map((name) => name.toLowerCase()),
 );
 
+/**
+ * Header families that receiving servers trust as written by a relay or a verifier: a custom `Resent-From` could
+ * pose as a forwarder, and forged `Authentication-Results` or `ARC-*` could claim checks that never ran.
+ */
+const reservedHeaderPrefixes = ["resent-", "arc-"] as const;
+
+/** A custom header that is refused: one Herald sets, `Authentication-Results`, or any `Resent-*` or `ARC-*`. */
+export function isReservedHeaderName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    reservedHeaderNames.has(lower) ||
+    lower === "authentication-results" ||
+    reservedHeaderPrefixes.some((prefix) => lower.startsWith(prefix))
+  );
+}
+
 export type InvalidMessageReason = "line-break" | "header-name" | "reserved-header" | "list-unsubscribe-uri";
 
 /** The email cannot be made into a safe message: sending it again will not help. */
@@ -98,8 +114,7 @@ function customHeaders(headers: Record<string, string>): Record<string, string> 
     const field = `headers.${name}`;
     if (!headerNamePattern.test(name))
       throw new InvalidMessageError("header-name", field, `header name ${JSON.stringify(name)} is not valid`);
-    if (reservedHeaderNames.has(name.toLowerCase()))
-      throw new InvalidMessageError("reserved-header", field, `header ${name} is set by Herald`);
+    if (isReservedHeaderName(name)) throw new InvalidMessageError("reserved-header", field, `header ${name} is set by Herald`);
     requireSingleLine(field, value);
   }
   return headers;

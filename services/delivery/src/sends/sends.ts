@@ -107,6 +107,8 @@ export function createSends(deps: {
 
       const inputs: EmailInput[] = [];
       const sent: Array<Omit<SentEmail, "emailId">> = [];
+      // One budget for the call's renders; the upserts between them wait on the network, and do not count.
+      let renderSpentMs = 0;
       for (const [index, recipient] of request.to.entries()) {
         const { contact, variables } = await deps.upsertContact({
           projectId,
@@ -117,16 +119,33 @@ export function createSends(deps: {
         });
         if (!contact) throw new Error("the contacts service answered an upsert without a contact");
         let rendered: { subject: string; body: string };
+        const renderStart = performance.now();
         try {
-          rendered = renderer.render(source, {
-            data: variables ?? contact.data ?? {},
-            contact: { id: contact.id, email: contact.email },
-            ...recipientLinks(deps.links, deps.publicUrl, projectId, contact.id),
-          });
+          rendered = renderer.render(
+            source,
+            {
+              data: variables ?? contact.data ?? {},
+              contact: { id: contact.id, email: contact.email },
+              ...recipientLinks(deps.links, deps.publicUrl, projectId, contact.id),
+            },
+            { timeMs: sendLimits.renderMs - renderSpentMs },
+          );
         } catch (error) {
+          if (
+            error instanceof TemplateError &&
+            error.problem.kind === "limit" &&
+            renderSpentMs + performance.now() - renderStart >= sendLimits.renderMs
+          ) {
+            throw failed(
+              "body",
+              `takes longer than ${sendLimits.renderMs} ms to render for all recipients of the call together`,
+              "too_big",
+            );
+          }
           if (error instanceof TemplateError) throw liquidFailure([error.problem]);
           throw error;
         }
+        renderSpentMs += performance.now() - renderStart;
         const who = recipientField(request, index);
         if (rendered.subject === "") throw failed("subject", `renders to nothing for ${who}`, "too_small");
         if (rendered.subject.length > sendLimits.subject) {

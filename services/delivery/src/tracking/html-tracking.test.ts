@@ -38,6 +38,23 @@ describe("withTracking", () => {
     expect(withTracking("<p>Hi</p>", { choice: on, tokens, publicUrl, projectId, emailId })).toMatch(/^<p>Hi<\/p><img /);
   });
 
+  it("reads only the quoted hrefs of anchors: not other tags, attributes, comments or scripts", () => {
+    const html = `<A HREF="https://example.com/a">A</A><link href="https://example.com/l"><a data-href="https://example.com/d" href=https://example.com/u>u</a><!-- <a href="https://example.com/c"> --><script>"<a href='https://example.com/s'>"</script>`;
+    const tracked = withTracking(html, { choice: { opens: false, clicks: true }, tokens, publicUrl, projectId, emailId });
+    expect(tracked.match(/\/t\/c\//g)).toHaveLength(1);
+    expect(tracked.startsWith(`<A HREF="${publicUrl}/t/c/`)).toBe(true);
+    expect(tracked.slice(tracked.indexOf("</A>"))).toBe(html.slice(html.indexOf("</A>")));
+  });
+
+  it("rewrites the issue 20 payload, 500,000 characters of repeated `<a ` around two links, keeping the rest", () => {
+    const link = `<a href="https://example.com/x">x</a>`;
+    const html = `${link}${"<a ".repeat(166_000)}${link}`;
+    const tracked = withTracking(html, { choice: { opens: false, clicks: true }, tokens, publicUrl, projectId, emailId });
+    // The second href belongs to the first unclosed `<a` of the run, as in a browser: both are tracked.
+    expect(tracked.match(/\/t\/c\//g)).toHaveLength(2);
+    expect(tracked).toContain(`</a>${"<a ".repeat(166_000)}<a href="${publicUrl}/t/c/`);
+  });
+
   it("changes nothing when tracking is off", () => {
     const html = `<a href="https://example.com">x</a>`;
     expect(withTracking(html, { choice: { opens: false, clicks: false }, tokens, publicUrl, projectId, emailId })).toBe(html);

@@ -1,4 +1,5 @@
 import { decodeHTML, escapeAttribute } from "entities";
+import { QuoteType, Tokenizer } from "htmlparser2";
 import type { LinkTokens } from "../links/link-tokens.js";
 
 /** What to track in one email, decided from the project's tracking mode and the email's kind. */
@@ -16,8 +17,61 @@ export function trackingChoiceOf(mode: TrackingMode, marketing: boolean): Tracki
   return { opens: on, clicks: on };
 }
 
-// An anchor's href, double- or single-quoted, to an http(s) URL. Liquid already ran, so the HTML is final.
-const anchorHref = /(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?:\/\/[^"']+)\2/gi;
+/** Where an attribute value sits in the HTML, without its quotes. */
+interface AttributeSpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * The quoted `href` values of the `<a>` tags of the HTML, in order, found by htmlparser2's tokenizer in one pass:
+ * the pattern this replaces was quadratic on repeated `<a ` (issue 20). Comments, scripts and styles are skipped.
+ */
+export function anchorHrefs(html: string): AttributeSpan[] {
+  const spans: AttributeSpan[] = [];
+  let inAnchor = false;
+  let isHref = false;
+  let value: AttributeSpan | undefined;
+  const ignore = () => {};
+  const tokenizer = new Tokenizer(
+    { decodeEntities: false },
+    {
+      onopentagname(start, end) {
+        inAnchor = end - start === 1 && (html[start] === "a" || html[start] === "A");
+      },
+      onattribname(start, end) {
+        isHref = inAnchor && html.slice(start, end).toLowerCase() === "href";
+        value = undefined;
+      },
+      onattribdata(start, end) {
+        if (isHref) value = value ? { start: value.start, end } : { start, end };
+      },
+      onattribend(quote) {
+        if (isHref && value && (quote === QuoteType.Double || quote === QuoteType.Single)) spans.push(value);
+        isHref = false;
+        value = undefined;
+      },
+      onopentagend() {
+        inAnchor = false;
+      },
+      onselfclosingtag() {
+        inAnchor = false;
+      },
+      onattribentity: ignore,
+      oncdata: ignore,
+      onclosetag: ignore,
+      oncomment: ignore,
+      ondeclaration: ignore,
+      onend: ignore,
+      onprocessinginstruction: ignore,
+      ontext: ignore,
+      ontextentity: ignore,
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+  return spans;
+}
 
 /**
  * The HTML as sent with tracking: each http(s) link goes through the gateway's click
@@ -33,12 +87,17 @@ export function withTracking(
   const base = options.publicUrl.replace(/\/+$/, "");
   let tracked = html;
   if (choice.clicks) {
-    tracked = tracked.replace(anchorHref, (whole, prefix: string, quote: string, encodedUrl: string) => {
-      const url = decodeHTML(encodedUrl).trim();
-      if (url.startsWith(`${base}/`) || !URL.canParse(url)) return whole;
+    // Liquid already ran, so the HTML is final: each quoted http(s) href of an anchor is replaced in place.
+    const parts: string[] = [];
+    let copied = 0;
+    for (const { start, end } of anchorHrefs(tracked)) {
+      const url = decodeHTML(tracked.slice(start, end)).trim();
+      if (!/^https?:\/\//i.test(url) || url.startsWith(`${base}/`) || !URL.canParse(url)) continue;
       const redirect = `${base}/t/c/${tokens.sign({ kind: "click", projectId, emailId, url })}`;
-      return `${prefix}${quote}${escapeAttribute(redirect)}${quote}`;
-    });
+      parts.push(tracked.slice(copied, start), escapeAttribute(redirect));
+      copied = end;
+    }
+    tracked = parts.length === 0 ? tracked : parts.join("") + tracked.slice(copied);
   }
   if (choice.opens) {
     const pixel = `<img src="${base}/t/o/${tokens.sign({ kind: "open", projectId, emailId })}" width="1" height="1" alt="" style="display:none;border:0;width:1px;height:1px">`;
