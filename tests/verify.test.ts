@@ -161,7 +161,8 @@ describe("POST /v1/verify", () => {
       valid: true,
       result: "risky",
       isTypo: true,
-      reasons: ["possible_typo"],
+      // mailchecker lists common typo domains as throwaway services too.
+      reasons: ["disposable", "possible_typo"],
       suggestion: "jane@gmail.com",
     });
     expect((await verify(`jane@${await mailDomain("spelled")}`)).body.data).toMatchObject({ isTypo: false, suggestion: null });
