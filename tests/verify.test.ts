@@ -14,8 +14,17 @@ interface Verified {
   success: true;
   data: {
     email: string;
-    domain: string;
     valid: boolean;
+    isDisposable: boolean;
+    isAlias: boolean;
+    isTypo: boolean;
+    isPlusAddressed: boolean;
+    isPersonalEmail: boolean;
+    domainExists: boolean;
+    hasWebsite: boolean;
+    hasMxRecords: boolean;
+    suggestion: string | null;
+    domain: string;
     result: "deliverable" | "risky" | "undeliverable" | "unknown";
     reasons: string[];
     mailExchange: string;
@@ -49,7 +58,7 @@ describe("POST /v1/verify", () => {
   const refused = (body: unknown, options: { key?: string } = {}) =>
     call<ErrorBody>("POST", "/v1/verify", { key: options.key ?? key, body });
 
-  it("answers a deliverable address with its mail servers, in the success envelope", async () => {
+  it("answers a deliverable address with SPEC.md's fields and its mail servers, in the success envelope", async () => {
     const domain = uniqueDomain("deliverable");
     await dns.setMx(domain, [
       { priority: 20, exchange: `backup.${domain}` },
@@ -61,10 +70,19 @@ describe("POST /v1/verify", () => {
       success: true,
       data: {
         email: `jane.doe@${domain}`,
-        domain,
         valid: true,
-        result: "deliverable",
+        isDisposable: false,
+        isAlias: false,
+        isTypo: false,
+        isPlusAddressed: false,
+        isPersonalEmail: false,
+        domainExists: true,
+        hasWebsite: false,
+        hasMxRecords: true,
         reasons: [],
+        suggestion: null,
+        domain,
+        result: "deliverable",
         mailExchange: "mx",
         mailServers: [`mx.${domain}`, `backup.${domain}`],
         disposable: false,
@@ -79,6 +97,93 @@ describe("POST /v1/verify", () => {
     await dns.setA(domain, ["192.0.2.25"]);
     const answer = await verify(`someone@${domain}`);
     expect(answer.body.data).toMatchObject({ valid: true, result: "deliverable", mailExchange: "implicit", mailServers: [domain] });
+  });
+
+  it("says a domain exists from its NS, SOA, MX or A records, and not from a TXT record or NXDOMAIN", async () => {
+    const withNs = uniqueDomain("ns");
+    await dns.setNs(withNs, [`ns1.${withNs}`]);
+    const withSoa = uniqueDomain("soa");
+    await dns.setSoa(withSoa, `ns1.${withSoa}`);
+    const withMx = await mailDomain("mx");
+    const withA = uniqueDomain("a");
+    await dns.setA(withA, ["192.0.2.30"]);
+    for (const domain of [withNs, withSoa, withMx, withA]) {
+      expect((await verify(`someone@${domain}`)).body.data.domainExists, domain).toBe(true);
+    }
+    const txtOnly = uniqueDomain("txtonly");
+    await dns.setTxt(txtOnly, ["v=spf1 -all"]);
+    for (const domain of [txtOnly, uniqueDomain("absent")]) {
+      expect((await verify(`someone@${domain}`)).body.data, domain).toMatchObject({ domainExists: false, hasMxRecords: false });
+    }
+  });
+
+  it("has MX records only when MX records name a mail server, not for an implicit server or a null MX", async () => {
+    const implicit = uniqueDomain("implicit-mx");
+    await dns.setA(implicit, ["192.0.2.31"]);
+    expect((await verify(`someone@${implicit}`)).body.data).toMatchObject({ hasMxRecords: false, domainExists: true });
+    const nullMx = uniqueDomain("null-mx");
+    await dns.setMx(nullMx, [{ priority: 0, exchange: "." }]);
+    expect((await verify(`someone@${nullMx}`)).body.data).toMatchObject({ hasMxRecords: false, domainExists: true });
+    expect((await verify(`someone@${await mailDomain("real-mx")}`)).body.data.hasMxRecords).toBe(true);
+  });
+
+  it("has a website when the domain or www. under it has an A or AAAA record, and remembers the answer", async () => {
+    const byA = await mailDomain("web-a");
+    await dns.setA(byA, ["192.0.2.40"]);
+    const byAaaa = await mailDomain("web-aaaa");
+    await dns.setAaaa(byAaaa, ["2001:db8::40"]);
+    const byWwwA = await mailDomain("web-www-a");
+    await dns.setA(`www.${byWwwA}`, ["192.0.2.41"]);
+    const byWwwAaaa = await mailDomain("web-www-aaaa");
+    await dns.setAaaa(`www.${byWwwAaaa}`, ["2001:db8::41"]);
+    for (const domain of [byA, byAaaa, byWwwA, byWwwAaaa]) {
+      expect((await verify(`someone@${domain}`)).body.data.hasWebsite, domain).toBe(true);
+    }
+    const without = await mailDomain("web-none");
+    expect((await verify(`someone@${without}`)).body.data.hasWebsite).toBe(false);
+    // The domain's DNS answer is kept for a while: a website published since is not seen yet.
+    await dns.setA(without, ["192.0.2.42"]);
+    expect((await verify(`other@${without}`)).body.data.hasWebsite).toBe(false);
+  });
+
+  it("calls a free provider's address personal, but neither a throwaway one nor a company's", async () => {
+    await dns.setMx("gmail.com", [{ priority: 5, exchange: "gmail-smtp-in.l.google.com" }]);
+    await dns.setMx("mailinator.com", [{ priority: 10, exchange: "mail.mailinator.com" }]);
+    expect((await verify("someone@gmail.com")).body.data).toMatchObject({ isPersonalEmail: true, isDisposable: false, reasons: [] });
+    expect((await verify("someone@mailinator.com")).body.data).toMatchObject({ isPersonalEmail: false, isDisposable: true });
+    expect((await verify(`someone@${await mailDomain("company")}`)).body.data.isPersonalEmail).toBe(false);
+  });
+
+  it("flags a mistyped domain with possible_typo and suggests the address", async () => {
+    // The typo domain exists with a mail server, as typo-squatted domains often do: the spelling alone flags it.
+    await dns.setMx("gmial.com", [{ priority: 10, exchange: "mx.gmial.com" }]);
+    expect((await verify("Jane@Gmial.com")).body.data).toMatchObject({
+      valid: true,
+      result: "risky",
+      isTypo: true,
+      // mailchecker lists common typo domains as throwaway services too.
+      reasons: ["disposable", "possible_typo"],
+      suggestion: "jane@gmail.com",
+    });
+    expect((await verify(`jane@${await mailDomain("spelled")}`)).body.data).toMatchObject({ isTypo: false, suggestion: null });
+  });
+
+  it("reads sub-addresses and aliases from the local part", async () => {
+    const domain = await mailDomain("local-part");
+    await dns.setMx("gmail.com", [{ priority: 5, exchange: "gmail-smtp-in.l.google.com" }]);
+    await dns.setMx("googlemail.com", [{ priority: 5, exchange: "gmail-smtp-in.l.google.com" }]);
+    const cases: [string, { isPlusAddressed: boolean; isAlias: boolean }][] = [
+      [`jane+news@${domain}`, { isPlusAddressed: true, isAlias: true }],
+      [`jane@${domain}`, { isPlusAddressed: false, isAlias: false }],
+      [`jane.doe@${domain}`, { isPlusAddressed: false, isAlias: false }],
+      [`+news@${domain}`, { isPlusAddressed: false, isAlias: false }],
+      ["jane.doe@gmail.com", { isPlusAddressed: false, isAlias: true }],
+      ["janedoe@gmail.com", { isPlusAddressed: false, isAlias: false }],
+      ["janedoe@googlemail.com", { isPlusAddressed: false, isAlias: true }],
+    ];
+    for (const [email, expected] of cases) {
+      expect((await verify(email)).body.data, email).toMatchObject({ ...expected, reasons: [] });
+    }
   });
 
   it("finds undeliverable: a domain that does not exist, one without mail servers, and a null MX (RFC 7505)", async () => {
@@ -118,6 +223,8 @@ describe("POST /v1/verify", () => {
       result: "unknown",
       reasons: ["dns_error"],
       mailExchange: "dns_error",
+      domainExists: false,
+      hasWebsite: false,
     });
   });
 
@@ -129,6 +236,7 @@ describe("POST /v1/verify", () => {
       valid: true,
       result: "risky",
       reasons: ["disposable"],
+      isDisposable: true,
       disposable: true,
       roleAddress: false,
     });

@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 
 /**
- * A real DNS server on 127.0.0.1 for tests, answering TXT, MX and A queries (over UDP and
+ * A real DNS server on 127.0.0.1 for tests, answering TXT, MX, A, AAAA, NS and SOA queries (over UDP and
  * TCP, on one port) from an in-memory map; every other name is NXDOMAIN, every other type
  * at a known name is an empty answer, and a name set to fail answers SERVFAIL. Tests in
  * other processes set records through a small HTTP control port (testDnsClient).
@@ -26,13 +26,22 @@ export interface TestDnsServer {
   setMx(name: string, records: MxRecord[]): void;
   /** A records (IPv4 addresses). */
   setA(name: string, addresses: string[]): void;
+  /** AAAA records (IPv6 addresses). */
+  setAaaa(name: string, addresses: string[]): void;
+  /** NS records: the names of the zone's name servers. */
+  setNs(name: string, servers: string[]): void;
+  /** An SOA record naming the zone's primary server (the other fields are fixed). */
+  setSoa(name: string, primary: string): void;
   /** Every query of the name answers SERVFAIL, as a broken authoritative server makes resolvers do. */
   failName(name: string): void;
   stop(): Promise<void>;
 }
 
 const A = 1;
+const NS = 2;
+const SOA = 6;
 const MX = 15;
+const AAAA = 28;
 const TXT = 16;
 const SERVFAIL = 2;
 const NXDOMAIN = 3;
@@ -115,6 +124,35 @@ function aRdata(address: string): Buffer {
   return Buffer.from(octets);
 }
 
+function aaaaRdata(address: string): Buffer {
+  const bytes = ipv6Bytes(address);
+  if (!bytes) throw new Error(`${address} is not an IPv6 address`);
+  return bytes;
+}
+
+/** The 16 bytes of an IPv6 address written in full or with one `::`. */
+function ipv6Bytes(address: string): Buffer | undefined {
+  const halves = address.split("::");
+  if (halves.length > 2) return undefined;
+  const groupsOf = (part: string | undefined) => (part ? part.split(":") : []);
+  const head = groupsOf(halves[0]);
+  const tail = groupsOf(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
+  if (groups.some((group) => !/^[0-9a-f]{1,4}$/i.test(group))) return undefined;
+  const out = Buffer.alloc(16);
+  for (const [index, group] of groups.entries()) out.writeUInt16BE(Number.parseInt(group, 16), index * 2);
+  return out;
+}
+
+/** SOA data: the primary server, a fixed mailbox, then serial, refresh, retry, expire and minimum. */
+function soaRdata(primary: string): Buffer {
+  const numbers = Buffer.alloc(20);
+  for (const [index, value] of [1, 3600, 600, 86400, 0].entries()) numbers.writeUInt32BE(value, index * 4);
+  return Buffer.concat([nameBytes(primary), nameBytes(`hostmaster.${normalise(primary)}`), numbers]);
+}
+
 function header(query: Buffer, options: { rcode: number; answers: number; truncated: boolean; questions: number }): Buffer {
   const out = Buffer.alloc(12);
   out.writeUInt16BE(query.readUInt16BE(0), 0);
@@ -186,6 +224,18 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     const rdata = addresses.map(aRdata);
     entryOf(name).rdata.set(A, rdata);
   };
+  const setAaaa = (name: string, addresses: string[]) => {
+    const rdata = addresses.map(aaaaRdata);
+    entryOf(name).rdata.set(AAAA, rdata);
+  };
+  const setNs = (name: string, servers: string[]) => {
+    const rdata = servers.map(nameBytes);
+    entryOf(name).rdata.set(NS, rdata);
+  };
+  const setSoa = (name: string, primary: string) => {
+    const rdata = [soaRdata(primary)];
+    entryOf(name).rdata.set(SOA, rdata);
+  };
   const failName = (name: string) => {
     entryOf(name).failing = true;
   };
@@ -246,7 +296,7 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   const port = udp.address().port;
 
   // PUT /<type>/<name> sets the name's records of a type from a JSON array (texts for txt, { priority, exchange }
-  // for mx, IPv4 addresses for a); PUT /fail/<name> makes it answer SERVFAIL; DELETE /txt/<name> removes its TXT.
+  // for mx, IPv4 addresses for a, IPv6 addresses for aaaa, server names for ns, one primary server's name for soa); PUT /fail/<name> makes it answer SERVFAIL; DELETE /txt/<name> removes its TXT.
   const isStrings = (body: unknown): body is string[] => Array.isArray(body) && body.every((item) => typeof item === "string");
   const isMxRecords = (body: unknown): body is MxRecord[] =>
     Array.isArray(body) && body.every((record: MxRecord) => Number.isInteger(record?.priority) && typeof record?.exchange === "string");
@@ -255,6 +305,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     if (kind === "txt" && isStrings(body)) setTxt(name, body);
     else if (kind === "mx" && isMxRecords(body)) setMx(name, body);
     else if (kind === "a" && isStrings(body)) setA(name, body);
+    else if (kind === "aaaa" && isStrings(body)) setAaaa(name, body);
+    else if (kind === "ns" && isStrings(body)) setNs(name, body);
+    else if (kind === "soa" && isStrings(body) && body.length === 1) setSoa(name, body[0] ?? "");
     else if (kind === "fail") failName(name);
     else return false;
     return true;
@@ -262,7 +315,7 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   const control = createHttpServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const match = /^\/(txt|mx|a|fail)\/([^/?]+)$/.exec(request.url ?? "");
+    const match = /^\/(txt|mx|a|aaaa|ns|soa|fail)\/([^/?]+)$/.exec(request.url ?? "");
     const [kind, encodedName] = match ? [match[1] ?? "", match[2] ?? ""] : ["", ""];
     const name = decodeURIComponent(encodedName);
     try {
@@ -292,6 +345,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     deleteTxt,
     setMx,
     setA,
+    setAaaa,
+    setNs,
+    setSoa,
     failName,
     async stop() {
       for (const socket of connections) socket.destroy();
@@ -320,6 +376,9 @@ export function testDnsClient(controlUrl: string) {
     deleteTxt: (name: string) => send("DELETE", at("txt", name)),
     setMx: (name: string, records: MxRecord[]) => send("PUT", at("mx", name), records),
     setA: (name: string, addresses: string[]) => send("PUT", at("a", name), addresses),
+    setAaaa: (name: string, addresses: string[]) => send("PUT", at("aaaa", name), addresses),
+    setNs: (name: string, servers: string[]) => send("PUT", at("ns", name), servers),
+    setSoa: (name: string, primary: string) => send("PUT", at("soa", name), [primary]),
     failName: (name: string) => send("PUT", at("fail", name), []),
   };
 }

@@ -29,7 +29,7 @@ import { createTracking } from "./tracking/tracking.js";
 import { createLocalImageStore } from "./uploads/local-image-store.js";
 import { createS3ImageStore } from "./uploads/s3-image-store.js";
 import { createUploads } from "./uploads/uploads.js";
-import { createMailExchangeLookup } from "./verification/mail-exchange.js";
+import { createDomainFactsLookup } from "./verification/domain-facts.js";
 import { createVerification } from "./verification/verification.js";
 
 const name = "delivery";
@@ -162,7 +162,7 @@ try {
     campaignSends: createCampaignSends({ db, pool, emails, tokens, publicUrl: config.PUBLIC_URL }),
     tracking,
     sesNotifications,
-    verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
+    verification: createVerification({ pool, lookupDomain: createDomainFactsLookup(resolver) }),
   });
   const inbound =
     returnPaths && config.INBOUND_SMTP_PORT !== undefined

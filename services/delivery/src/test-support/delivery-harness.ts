@@ -35,7 +35,7 @@ import { createSends } from "../sends/sends.js";
 import { build } from "../server.js";
 import { createTemplates } from "../templates/templates.js";
 import { createTracking } from "../tracking/tracking.js";
-import { createMailExchangeLookup } from "../verification/mail-exchange.js";
+import { createDomainFactsLookup } from "../verification/domain-facts.js";
 import { createVerification } from "../verification/verification.js";
 import { createSnsSigner, type SnsSigner, testTopicArn } from "./sns-signer.js";
 
@@ -143,7 +143,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
         confirmedSubscriptions.push(url.href);
       },
     }),
-    verification: createVerification({ pool, lookupMailExchange: createMailExchangeLookup(resolver) }),
+    verification: createVerification({ pool, lookupDomain: createDomainFactsLookup(resolver) }),
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
 

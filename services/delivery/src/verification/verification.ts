@@ -1,11 +1,14 @@
 import { domainToASCII } from "node:url";
 import { validationFailed } from "@herald/errors";
+import emailSpellChecker from "@zootools/email-spell-checker";
+import freeEmailDomains from "free-email-domains";
 import mailchecker from "mailchecker";
 import type pg from "pg";
 import { suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, isEmailAddress, normaliseAddress } from "../domain/email-input.js";
 import { requireProjectId } from "../domain/ids.js";
-import type { MailExchangeAnswer, MailExchangeLookup } from "./mail-exchange.js";
+import type { DomainFactsLookup } from "./domain-facts.js";
+import type { MailExchangeAnswer } from "./mail-exchange.js";
 
 export type Verdict = "deliverable" | "risky" | "undeliverable" | "unknown";
 
@@ -16,7 +19,8 @@ export type VerificationReason =
   | "dns_error"
   | "suppressed"
   | "disposable"
-  | "role_address";
+  | "role_address"
+  | "possible_typo";
 
 export interface EmailVerification {
   email: string;
@@ -28,6 +32,15 @@ export interface EmailVerification {
   disposable: boolean;
   roleAddress: boolean;
   suppressed: boolean;
+  domainExists: boolean;
+  hasMxRecords: boolean;
+  hasWebsite: boolean;
+  isPersonalEmail: boolean;
+  isPlusAddressed: boolean;
+  isAlias: boolean;
+  isTypo: boolean;
+  /** The address with its domain's likely spelling, when the domain looks mistyped. */
+  suggestion?: string;
 }
 
 export interface Verification {
@@ -73,11 +86,37 @@ const roleLocalParts: ReadonlySet<string> = new Set([
   "webmaster",
 ]);
 
+const localPartOf = (email: string) => email.slice(0, email.lastIndexOf("@"));
+
 /** The local part without a `+tag` (sub-addressing): `info+news@` is still info@. */
-const isRoleAddress = (email: string): boolean => {
-  const local = email.slice(0, email.lastIndexOf("@")).split("+")[0] ?? "";
-  return roleLocalParts.has(local);
-};
+const isRoleAddress = (email: string): boolean => roleLocalParts.has(localPartOf(email).split("+")[0] ?? "");
+
+/** Sub-addressing (RFC 5233): a `+tag` after the mailbox's name, as in `jane+news@`. */
+const isPlusAddressed = (email: string): boolean => localPartOf(email).indexOf("+") > 0;
+
+/** Gmail's domains: it ignores dots in the local part, and googlemail.com is gmail.com. */
+const gmailDomains: ReadonlySet<string> = new Set(["gmail.com", "googlemail.com"]);
+
+/**
+ * Another name of a mailbox that has a plainer one: a plus-addressed local part, or at Gmail
+ * a local part with dots (`j.doe@` is `jdoe@`) or the googlemail.com domain.
+ */
+function isAlias(email: string, domain: string): boolean {
+  if (isPlusAddressed(email)) return true;
+  return gmailDomains.has(domain) && (domain === "googlemail.com" || localPartOf(email).includes("."));
+}
+
+// The free-email-domains package's list of free mail providers (Gmail, Yahoo, GMX...), kept up to date by its maintainers.
+const freeDomains: ReadonlySet<string> = new Set(freeEmailDomains);
+
+/** The domain of a free mail provider that anyone can sign up at; throwaway services are not personal addresses. */
+const isPersonalDomain = (domain: string, disposable: boolean): boolean => !disposable && freeDomains.has(domain);
+
+/** The address with its domain's likely spelling (`gmial.com` → `gmail.com`), from @zootools/email-spell-checker. */
+function suggestionFor(email: string): string | undefined {
+  const suggested = emailSpellChecker.run({ email })?.full.toLowerCase();
+  return suggested && suggested !== email ? suggested : undefined;
+}
 
 // mailchecker's list of throwaway mail services, kept up to date by its maintainers (tens of thousands of domains).
 const disposableDomains = mailchecker.blacklist();
@@ -106,12 +145,14 @@ function verdictOf(reasons: readonly VerificationReason[]): Verdict {
 }
 
 /**
- * POST /v1/verify: the domain's mail servers (through DNS_SERVERS), whether it is a throwaway
- * service, whether the address is a role mailbox, and whether this project suppresses it.
+ * POST /v1/verify: what DNS_SERVERS say of the domain (mail servers, existence, website),
+ * whether it is a throwaway service or a free provider, whether its spelling looks mistyped,
+ * what its local part says (role mailbox, sub-address, alias), and whether this project
+ * suppresses it.
  * It never connects to the address's mail servers: probing mailboxes over SMTP gets a sender
  * listed, and catch-all domains accept every address anyway.
  */
-export function createVerification(deps: { pool: pg.Pool; lookupMailExchange: MailExchangeLookup }): Verification {
+export function createVerification(deps: { pool: pg.Pool; lookupDomain: DomainFactsLookup }): Verification {
   return {
     async verify(projectId, given) {
       requireProjectId(projectId);
@@ -127,18 +168,23 @@ export function createVerification(deps: { pool: pg.Pool; lookupMailExchange: Ma
       const domain = domainOfAddress(email);
       // An internationalised domain is looked up in its ASCII form; one that has none cannot exist.
       const asciiDomain = domainToASCII(domain);
-      const [exchange, suppressed] = await Promise.all([
-        asciiDomain === "" ? ({ kind: "no-domain" } as const) : deps.lookupMailExchange(asciiDomain),
+      const [facts, suppressed] = await Promise.all([
+        asciiDomain === ""
+          ? { exchange: { kind: "no-domain" } as const, exists: false, hasWebsite: false }
+          : deps.lookupDomain(asciiDomain),
         suppressedAmong(deps.pool, [{ projectId, toEmail: email }]).then((found) => found.size > 0),
       ]);
+      const { exchange } = facts;
       const disposable = isDisposableDomain(asciiDomain || domain);
       const roleAddress = isRoleAddress(email);
+      const suggestion = suggestionFor(email);
       const reasons: VerificationReason[] = [];
       const exchangeReason = exchangeReasons[exchange.kind];
       if (exchangeReason) reasons.push(exchangeReason);
       if (suppressed) reasons.push("suppressed");
       if (disposable) reasons.push("disposable");
       if (roleAddress) reasons.push("role_address");
+      if (suggestion) reasons.push("possible_typo");
       return {
         email,
         domain,
@@ -149,6 +195,14 @@ export function createVerification(deps: { pool: pg.Pool; lookupMailExchange: Ma
         disposable,
         roleAddress,
         suppressed,
+        domainExists: facts.exists,
+        hasMxRecords: exchange.kind === "mx",
+        hasWebsite: facts.hasWebsite,
+        isPersonalEmail: isPersonalDomain(asciiDomain || domain, disposable),
+        isPlusAddressed: isPlusAddressed(email),
+        isAlias: isAlias(email, domain),
+        isTypo: suggestion !== undefined,
+        ...(suggestion ? { suggestion } : {}),
       };
     },
   };

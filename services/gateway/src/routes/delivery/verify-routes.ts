@@ -27,11 +27,25 @@ const VerifyBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 2
 const VerifyAnswer = Type.Object({
   success: Type.Boolean(),
   data: Type.Object({
+    // SPEC.md's fields first.
     email: Type.String(),
-    domain: Type.String(),
     valid: Type.Boolean(),
+    isDisposable: Type.Boolean(),
+    isAlias: Type.Boolean(),
+    isTypo: Type.Boolean(),
+    isPlusAddressed: Type.Boolean(),
+    isPersonalEmail: Type.Boolean(),
+    domainExists: Type.Boolean(),
+    hasWebsite: Type.Boolean(),
+    hasMxRecords: Type.Boolean(),
+    reasons: Type.Array(Type.String(), {
+      description:
+        "Stable codes: domain_not_found, no_mail_server, null_mx, dns_error, suppressed, disposable, role_address, possible_typo",
+    }),
+    // Herald's own, beside them.
+    suggestion: Type.Union([Type.String(), Type.Null()], { description: "The address with its domain's likely spelling when isTypo" }),
+    domain: Type.String(),
     result: Type.Union([Type.Literal("deliverable"), Type.Literal("risky"), Type.Literal("undeliverable"), Type.Literal("unknown")]),
-    reasons: Type.Array(Type.String()),
     mailExchange: Type.String(),
     mailServers: Type.Array(Type.String()),
     disposable: Type.Boolean(),
@@ -51,7 +65,7 @@ export function registerVerifyRoutes(app: FastifyInstance, deps: { upstreams: Up
       schema: {
         tags: ["Send"],
         summary:
-          "What can be known about an address without sending to it: its domain's mail servers, throwaway domains, role mailboxes, suppression (secret key)",
+          "What can be known about an address without sending to it: its domain's DNS, throwaway and free providers, typos, sub-addresses and aliases, role mailboxes, suppression (secret key)",
         security: [{ secretKey: [] }],
         body: VerifyBody,
         response: { 200: VerifyAnswer },
@@ -64,11 +78,20 @@ export function registerVerifyRoutes(app: FastifyInstance, deps: { upstreams: Up
         success: true,
         data: {
           email: answer.email,
-          domain: answer.domain,
           // Mail to the address would be accepted, as far as can be known without sending.
           valid: result === "deliverable" || result === "risky",
-          result,
+          isDisposable: answer.disposable,
+          isAlias: answer.isAlias,
+          isTypo: answer.isTypo,
+          isPlusAddressed: answer.isPlusAddressed,
+          isPersonalEmail: answer.isPersonalEmail,
+          domainExists: answer.domainExists,
+          hasWebsite: answer.hasWebsite,
+          hasMxRecords: answer.hasMxRecords,
           reasons: answer.reasons,
+          suggestion: answer.suggestion ?? null,
+          domain: answer.domain,
+          result,
           mailExchange: mailExchanges[answer.mailExchange],
           mailServers: answer.mailServers,
           disposable: answer.disposable,
