@@ -49,6 +49,36 @@ export const brokerList = commaSeparated.refine(
   },
 );
 
+/**
+ * Which environment a process runs in. Unset means production: only `development` or `test`, set
+ * explicitly, let a missing secret fall back to a development value (isDevelopment).
+ */
+export const nodeEnv = z.enum(["development", "test", "production"]).default("production");
+
+export const isDevelopment = (env: "development" | "test" | "production"): boolean => env !== "production";
+
+/**
+ * A superRefine step: in production, each named secret must be set, and the message names it.
+ * Outside production the service substitutes a development value of its own.
+ */
+export function requireInProduction<Names extends string>(names: readonly Names[]) {
+  return (config: { NODE_ENV: "development" | "test" | "production" } & Partial<Record<Names, unknown>>, context: z.RefinementCtx) => {
+    if (isDevelopment(config.NODE_ENV)) return;
+    for (const name of names) {
+      if (config[name] === undefined || config[name] === "") {
+        context.addIssue({ code: "custom", path: [name], message: "is required unless NODE_ENV is development or test" });
+      }
+    }
+  };
+}
+
+/** A secret from the environment, unset when empty, of at least 32 characters. */
+export const secretString = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined)
+  .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" });
+
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /** Where each service is reached; a service listens on the port of its own URL. */

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { applyMigrations } from "@herald/db";
+import { localSecrets } from "@herald/devinfra";
 import { Health, HealthCheckResponse_ServingStatus } from "@herald/proto/grpc/health/v1/health_pb";
 import { freePort, type ServiceProcess, spawnService, waitUntil } from "./service-process.js";
 
@@ -53,6 +54,8 @@ export async function startService(
     name,
     entry: entryOf(name),
     env: {
+      // The secrets production requires, kept in .herald/: the same for every process, whoever started it.
+      ...localSecrets(repoRoot),
       DATABASE_URL: infra.databaseUrl,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
@@ -109,6 +112,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     name: "gateway",
     entry: entryOf("gateway"),
     env: {
+      ...localSecrets(repoRoot),
       ...shared,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
