@@ -42,7 +42,7 @@ describe("configuration is validated at start", () => {
 
 // The test run sets every secret (global-setup); these take them away. NODE_ENV undefined: not set at all.
 describe("secrets are required unless NODE_ENV is development or test", () => {
-  const secretsUnset = { JWT_SECRET: "", LINK_SIGNING_SECRET: "", DKIM_ENCRYPTION_KEY: "" };
+  const secretsUnset = { JWT_SECRET: "", LINK_SIGNING_SECRET: "", DKIM_ENCRYPTION_KEY: "", INTERNAL_RPC_TOKEN: "" };
 
   it("stops delivery without LINK_SIGNING_SECRET and DKIM_ENCRYPTION_KEY when NODE_ENV is unset, naming both", async () => {
     const { code, output } = await startupFailure("delivery", { ...secretsUnset, NODE_ENV: undefined });
@@ -68,5 +68,11 @@ describe("secrets are required unless NODE_ENV is development or test", () => {
     const { code, output } = await startupFailure("identity", { ...secretsUnset, NODE_ENV: "staging" });
     expect(code).toBe(1);
     expect(output).toContain("NODE_ENV");
+  });
+
+  it("stops the gateway without INTERNAL_RPC_TOKEN when NODE_ENV is unset, naming it", async () => {
+    const { code, output } = await startupFailure("gateway", { ...secretsUnset, NODE_ENV: undefined });
+    expect(code).toBe(1);
+    expect(output).toContain("INTERNAL_RPC_TOKEN: is required");
   });
 });

@@ -51,7 +51,7 @@ export default async function setup(project: TestProject) {
   const dns = await startTestDnsServer();
   const smtp = await startTestSmtpSink();
   // The secrets production requires, made once and kept in .herald/. Set here, every process inherits them: the stack,
-  // the services a test starts itself (spawnService), and the test files (which sign links with LINK_SIGNING_SECRET).
+  // the services a test starts itself (spawnService), and the test files (which sign links with LINK_SIGNING_SECRET, and call the services with INTERNAL_RPC_TOKEN).
   const secrets = localSecrets(root);
   Object.assign(process.env, secrets);
   const dkimEncryptionKey = secrets.DKIM_ENCRYPTION_KEY;

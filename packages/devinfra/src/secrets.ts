@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The secrets a production deployment must set; `npm start` and the tests make their own once. */
-export const localSecretNames = ["JWT_SECRET", "LINK_SIGNING_SECRET", "DKIM_ENCRYPTION_KEY"] as const;
+export const localSecretNames = ["JWT_SECRET", "LINK_SIGNING_SECRET", "DKIM_ENCRYPTION_KEY", "INTERNAL_RPC_TOKEN"] as const;
 export type LocalSecrets = Record<(typeof localSecretNames)[number], string>;
 
 const generate = (): LocalSecrets => ({
@@ -11,6 +11,7 @@ const generate = (): LocalSecrets => ({
   LINK_SIGNING_SECRET: randomBytes(32).toString("base64url"),
   // 32 bytes as 64 hex digits, as DKIM_ENCRYPTION_KEY reads it.
   DKIM_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+  INTERNAL_RPC_TOKEN: randomBytes(32).toString("base64url"),
 });
 
 /**

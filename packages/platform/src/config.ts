@@ -72,6 +72,23 @@ export function requireInProduction<Names extends string>(names: readonly Names[
   };
 }
 
+const developmentRpcToken = "herald development internal rpc token: not a secret";
+
+/**
+ * INTERNAL_RPC_TOKEN, which every gRPC server requires of its callers and every client presents. Read from the
+ * environment by createRpcServer and createRpcTransport, so that every process shares it without passing it around.
+ * Unset, only NODE_ENV=development or test fall back to a public development token; otherwise a ConfigError names it.
+ */
+export function internalRpcToken(env: NodeJS.ProcessEnv = process.env): string {
+  const token = env.INTERNAL_RPC_TOKEN?.trim();
+  if (token) {
+    if (token.length < 32) throw new ConfigError("Invalid configuration:\n  INTERNAL_RPC_TOKEN: must be at least 32 characters");
+    return token;
+  }
+  if (env.NODE_ENV === "development" || env.NODE_ENV === "test") return developmentRpcToken;
+  throw new ConfigError("Invalid configuration:\n  INTERNAL_RPC_TOKEN: is required unless NODE_ENV is development or test");
+}
+
 /** A secret from the environment, unset when empty, of at least 32 characters. */
 export const secretString = z
   .string()

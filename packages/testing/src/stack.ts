@@ -23,6 +23,16 @@ export async function migrateAllServices(databaseUrl: string): Promise<void> {
   }
 }
 
+/**
+ * The secrets production requires, kept in .herald/: the same for every process, whoever started it. This process
+ * takes INTERNAL_RPC_TOKEN too, unless it has one, so that its own RPC clients (a bench's, a test's) are served.
+ */
+function stackSecrets(): NodeJS.ProcessEnv {
+  const secrets = localSecrets(repoRoot);
+  process.env.INTERNAL_RPC_TOKEN ||= secrets.INTERNAL_RPC_TOKEN;
+  return { ...secrets, INTERNAL_RPC_TOKEN: process.env.INTERNAL_RPC_TOKEN };
+}
+
 export const urlVariableOf = (name: ServiceName) => `${name.toUpperCase()}_URL`;
 
 export async function isServing(url: string): Promise<boolean> {
@@ -54,8 +64,7 @@ export async function startService(
     name,
     entry: entryOf(name),
     env: {
-      // The secrets production requires, kept in .herald/: the same for every process, whoever started it.
-      ...localSecrets(repoRoot),
+      ...stackSecrets(),
       DATABASE_URL: infra.databaseUrl,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
@@ -112,7 +121,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     name: "gateway",
     entry: entryOf("gateway"),
     env: {
-      ...localSecrets(repoRoot),
+      ...stackSecrets(),
       ...shared,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
