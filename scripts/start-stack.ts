@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureInfrastructure, type MailSink, startMailSink } from "@herald/devinfra";
+import { ensureInfrastructure, localSecrets, type MailSink, startMailSink } from "@herald/devinfra";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const services = ["identity", "contacts", "delivery", "campaigns", "automation", "gateway"];
@@ -39,8 +39,11 @@ if (mailSinkPorts) {
     process.exit(1);
   }
 }
+// The secrets production requires, made once for this checkout and kept in .herald/ (a variable that is set wins).
+const secrets = Object.fromEntries(Object.entries(localSecrets(root)).filter(([name]) => setting(name) === undefined));
 const env = {
   ...process.env,
+  ...secrets,
   DATABASE_URL: infra.databaseUrl,
   REDIS_URL: infra.redisUrl,
   KAFKA_BROKERS: infra.kafkaBrokers.join(","),

@@ -1,7 +1,7 @@
 import { entryOf, spawnService } from "@herald/testing";
 import { describe, expect, it } from "vitest";
 
-async function startupFailure(name: "contacts" | "gateway", env: NodeJS.ProcessEnv) {
+async function startupFailure(name: "contacts" | "delivery" | "identity" | "gateway", env: NodeJS.ProcessEnv) {
   const process = spawnService({ name, entry: entryOf(name), env });
   const code = await process.exited;
   return { code, output: process.output() };
@@ -37,5 +37,42 @@ describe("configuration is validated at start", () => {
     const { code, output } = await startupFailure("gateway", { GATEWAY_PORT: "70000" });
     expect(code).toBe(1);
     expect(output).toMatch(/GATEWAY_PORT: .*(65535|less than)/i);
+  });
+});
+
+// The test run sets every secret (global-setup); these take them away. NODE_ENV undefined: not set at all.
+describe("secrets are required unless NODE_ENV is development or test", () => {
+  const secretsUnset = { JWT_SECRET: "", LINK_SIGNING_SECRET: "", DKIM_ENCRYPTION_KEY: "", INTERNAL_RPC_TOKEN: "" };
+
+  it("stops delivery without LINK_SIGNING_SECRET and DKIM_ENCRYPTION_KEY when NODE_ENV is unset, naming both", async () => {
+    const { code, output } = await startupFailure("delivery", { ...secretsUnset, NODE_ENV: undefined });
+    expect(code).toBe(1);
+    expect(output).toContain("LINK_SIGNING_SECRET");
+    expect(output).toContain("DKIM_ENCRYPTION_KEY");
+  });
+
+  it("stops delivery in production without LINK_SIGNING_SECRET alone, naming it", async () => {
+    const { code, output } = await startupFailure("delivery", { NODE_ENV: "production", LINK_SIGNING_SECRET: "" });
+    expect(code).toBe(1);
+    expect(output).toContain("LINK_SIGNING_SECRET: is required");
+    expect(output).not.toContain("DKIM_ENCRYPTION_KEY");
+  });
+
+  it("stops identity without JWT_SECRET when NODE_ENV is unset, naming it", async () => {
+    const { code, output } = await startupFailure("identity", { ...secretsUnset, NODE_ENV: undefined });
+    expect(code).toBe(1);
+    expect(output).toContain("JWT_SECRET");
+  });
+
+  it("refuses a NODE_ENV it does not know rather than treating it as development", async () => {
+    const { code, output } = await startupFailure("identity", { ...secretsUnset, NODE_ENV: "staging" });
+    expect(code).toBe(1);
+    expect(output).toContain("NODE_ENV");
+  });
+
+  it("stops the gateway without INTERNAL_RPC_TOKEN when NODE_ENV is unset, naming it", async () => {
+    const { code, output } = await startupFailure("gateway", { ...secretsUnset, NODE_ENV: undefined });
+    expect(code).toBe(1);
+    expect(output).toContain("INTERNAL_RPC_TOKEN: is required");
   });
 });

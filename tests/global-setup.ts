@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { ensureInfrastructure } from "@herald/devinfra";
+import { ensureInfrastructure, localSecrets } from "@herald/devinfra";
 import {
   createTestDatabase,
   freePort,
@@ -51,7 +50,11 @@ export default async function setup(project: TestProject) {
   const urls = { databaseUrl: stackDatabase.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers };
   const dns = await startTestDnsServer();
   const smtp = await startTestSmtpSink();
-  const dkimEncryptionKey = randomBytes(32).toString("hex");
+  // The secrets production requires, made once and kept in .herald/. Set here, every process inherits them: the stack,
+  // the services a test starts itself (spawnService), and the test files (which sign links with LINK_SIGNING_SECRET, and call the services with INTERNAL_RPC_TOKEN).
+  const secrets = localSecrets(root);
+  Object.assign(process.env, secrets);
+  const dkimEncryptionKey = secrets.DKIM_ENCRYPTION_KEY;
   const domainCheckIntervalMs = 1_000;
   const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test", maxMessageBytes: 256 * 1024 };
   const stack = await startStack(

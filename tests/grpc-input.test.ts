@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Code, createClient } from "@connectrpc/connect";
-import { createRpcTransport } from "@herald/platform";
+import { createRpcTransport, defaultReadMaxBytes } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { expectFailure } from "@herald/testing";
-import { describe, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 
 const { stack } = inject("herald");
 const contacts = createClient(ContactsService, createRpcTransport({ baseUrl: stack.serviceUrls.contacts, timeoutMs: 10_000 }));
@@ -35,5 +35,18 @@ describe("a NUL character from a direct gRPC caller", () => {
       Code.InvalidArgument,
       "INVALID_CHARACTER",
     );
+  });
+});
+
+describe("a request message larger than the server's readMaxBytes", () => {
+  it("is refused as ResourceExhausted before it reaches a handler", async () => {
+    const email = `big-${randomUUID().slice(0, 8)}@example.com`;
+    const call = contacts.upsertContact({
+      projectId: randomUUID(),
+      email,
+      source: ContactSource.API,
+      data: { note: "x".repeat(defaultReadMaxBytes) },
+    });
+    await expect(call).rejects.toMatchObject({ code: Code.ResourceExhausted });
   });
 });

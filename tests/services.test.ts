@@ -20,11 +20,19 @@ function grpcJsClient(file: string, service: string, url: string): grpc.Client {
   return new Constructor(new URL(url).host, grpc.credentials.createInsecure());
 }
 
-function callGrpcJs<T>(client: grpc.Client, method: string, request: object): Promise<T> {
+function callGrpcJs<T>(client: grpc.Client, method: string, request: object, metadata = new grpc.Metadata()): Promise<T> {
   return new Promise((resolve, reject) => {
-    const fn = (client as unknown as Record<string, (req: object, cb: (error: Error | null, response: T) => void) => void>)[method];
-    fn?.call(client, request, (error, response) => (error ? reject(error) : resolve(response)));
+    type Method = (req: object, metadata: grpc.Metadata, cb: (error: Error | null, response: T) => void) => void;
+    const fn = (client as unknown as Record<string, Method>)[method];
+    fn?.call(client, request, metadata, (error, response) => (error ? reject(error) : resolve(response)));
   });
+}
+
+/** INTERNAL_RPC_TOKEN, which global-setup gave the stack and this process alike (.herald/secrets.json). */
+function withToken(token = process.env.INTERNAL_RPC_TOKEN ?? ""): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${token}`);
+  return metadata;
 }
 
 describe.each(serviceNames)("the %s service", (name) => {
@@ -39,7 +47,8 @@ describe.each(serviceNames)("the %s service", (name) => {
     );
   });
 
-  it("answers a plain @grpc/grpc-js client built from the same .proto files", async () => {
+  it("answers a plain @grpc/grpc-js client built from the same .proto files: health without a token, the rest with it", async () => {
+    expect(process.env.INTERNAL_RPC_TOKEN?.length).toBeGreaterThanOrEqual(32);
     const health = grpcJsClient(`${protoDir}/grpc/health/v1/health.proto`, "grpc.health.v1.Health", url);
     await expect(callGrpcJs(health, "Check", { service: "" })).resolves.toEqual({ status: "SERVING" });
     await expect(callGrpcJs(health, "Check", { service: "no.such.Service" })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
@@ -47,7 +56,20 @@ describe.each(serviceNames)("the %s service", (name) => {
 
     const Service = `${name[0]?.toUpperCase()}${name.slice(1)}Service`;
     const client = grpcJsClient(`${protoDir}/herald/${name}/v1/${name}_service.proto`, `herald.${name}.v1.${Service}`, url);
-    const response = await callGrpcJs<{ info: { name: string; databaseSchema: string; version: string } }>(client, "GetServiceInfo", {});
+    // Without INTERNAL_RPC_TOKEN, or with another, or not as a bearer token: Unauthenticated.
+    await expect(callGrpcJs(client, "GetServiceInfo", {})).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+    await expect(callGrpcJs(client, "GetServiceInfo", {}, withToken("x".repeat(43)))).rejects.toMatchObject({
+      code: grpc.status.UNAUTHENTICATED,
+    });
+    const bare = new grpc.Metadata();
+    bare.set("authorization", process.env.INTERNAL_RPC_TOKEN ?? "");
+    await expect(callGrpcJs(client, "GetServiceInfo", {}, bare)).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+    const response = await callGrpcJs<{ info: { name: string; databaseSchema: string; version: string } }>(
+      client,
+      "GetServiceInfo",
+      {},
+      withToken(),
+    );
     expect(response.info).toMatchObject({ name, databaseSchema: name, version: "0.1.0" });
     client.close();
   });

@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { createRpcTransport } from "@herald/platform";
 import { EmailKind, EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { eventually, testDnsClient, testSmtpSinkClient } from "@herald/testing";
 import { simpleParser } from "mailparser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { createLinkTokens } from "../services/delivery/src/links/link-tokens.js";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
 import type { Contact } from "./support/resources.js";
@@ -148,6 +150,19 @@ describe("tracking, unsubscribe and the recipient's pages", () => {
     expect(answer.status).toBe(404);
     expect(answer.headers.get("content-type")).toContain("text/html");
     expect(answer.headers.get("location")).toBeNull();
+  });
+
+  it("does not redirect a click token, however well signed, for an email that does not exist", async () => {
+    // Signed with the stack's own secret (global-setup keeps it in .herald/): what a leaked secret would let anyone make.
+    const secret = process.env.LINK_SIGNING_SECRET;
+    if (!secret) throw new Error("global-setup sets LINK_SIGNING_SECRET");
+    const tokens = createLinkTokens(secret);
+    const token = tokens.sign({ kind: "click", projectId: project.id, emailId: randomUUID(), url: "https://evil.example/phish" });
+    for (const method of ["GET", "HEAD"]) {
+      const answer = await fetch(`${stack.gatewayUrl}/t/c/${token}`, { method, redirect: "manual" });
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get("location")).toBeNull();
+    }
   });
 
   it("follows the project's tracking mode: disabled, and marketing only", async () => {

@@ -9,6 +9,7 @@ import { createRedisServer, redisAnswers } from "./redis.js";
 export { DEFAULT_CONFIG, type InfrastructureConfig } from "./config.js";
 export { createKafkaBroker, type KafkaBroker, type KafkaBrokerOptions } from "./kafka.js";
 export { type CaughtMail, type MailSink, type MailSinkOptions, startMailSink } from "./mail-sink.js";
+export { type LocalSecrets, localSecretNames, localSecrets } from "./secrets.js";
 
 export interface Infrastructure {
   databaseUrl: string;

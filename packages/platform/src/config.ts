@@ -49,6 +49,53 @@ export const brokerList = commaSeparated.refine(
   },
 );
 
+/**
+ * Which environment a process runs in. Unset means production: only `development` or `test`, set
+ * explicitly, let a missing secret fall back to a development value (isDevelopment).
+ */
+export const nodeEnv = z.enum(["development", "test", "production"]).default("production");
+
+export const isDevelopment = (env: "development" | "test" | "production"): boolean => env !== "production";
+
+/**
+ * A superRefine step: in production, each named secret must be set, and the message names it.
+ * Outside production the service substitutes a development value of its own.
+ */
+export function requireInProduction<Names extends string>(names: readonly Names[]) {
+  return (config: { NODE_ENV: "development" | "test" | "production" } & Partial<Record<Names, unknown>>, context: z.RefinementCtx) => {
+    if (isDevelopment(config.NODE_ENV)) return;
+    for (const name of names) {
+      if (config[name] === undefined || config[name] === "") {
+        context.addIssue({ code: "custom", path: [name], message: "is required unless NODE_ENV is development or test" });
+      }
+    }
+  };
+}
+
+const developmentRpcToken = "herald development internal rpc token: not a secret";
+
+/**
+ * INTERNAL_RPC_TOKEN, which every gRPC server requires of its callers and every client presents. Read from the
+ * environment by createRpcServer and createRpcTransport, so that every process shares it without passing it around.
+ * Unset, only NODE_ENV=development or test fall back to a public development token; otherwise a ConfigError names it.
+ */
+export function internalRpcToken(env: NodeJS.ProcessEnv = process.env): string {
+  const token = env.INTERNAL_RPC_TOKEN?.trim();
+  if (token) {
+    if (token.length < 32) throw new ConfigError("Invalid configuration:\n  INTERNAL_RPC_TOKEN: must be at least 32 characters");
+    return token;
+  }
+  if (env.NODE_ENV === "development" || env.NODE_ENV === "test") return developmentRpcToken;
+  throw new ConfigError("Invalid configuration:\n  INTERNAL_RPC_TOKEN: is required unless NODE_ENV is development or test");
+}
+
+/** A secret from the environment, unset when empty, of at least 32 characters. */
+export const secretString = z
+  .string()
+  .optional()
+  .transform((value) => value || undefined)
+  .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" });
+
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /** Where each service is reached; a service listens on the port of its own URL. */

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { isUniqueViolation } from "@herald/db/unique-violation";
 import { DomainError, domainErrorToConnect } from "@herald/errors";
@@ -112,4 +113,35 @@ export function createServerTracingInterceptor(): Interceptor {
 /** The interceptors every service installs, in order. */
 export function serverInterceptors(options: { logger: Logger }): Interceptor[] {
   return [createServerTracingInterceptor(), createLoggingInterceptor(options), createErrorInterceptor(options)];
+}
+
+/** The gRPC health service: open to every caller, so that probes need no token. */
+const healthService = "grpc.health.v1.Health";
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/**
+ * Server side: refuses a call without `authorization: Bearer <INTERNAL_RPC_TOKEN>` as Unauthenticated, but for
+ * grpc.health.v1. The comparison is of SHA-256 digests in constant time, so that neither the length nor a prefix of the
+ * token shows in how long a refusal takes.
+ */
+export function createTokenAuthInterceptor(token: string): Interceptor {
+  const expected = digest(`Bearer ${token}`);
+  return (next) => (request) => {
+    if (request.service.typeName === healthService) return next(request);
+    const presented = request.header.get("authorization");
+    if (presented === null || !timingSafeEqual(digest(presented), expected)) {
+      throw new ConnectError("missing or wrong internal RPC token (INTERNAL_RPC_TOKEN)", Code.Unauthenticated);
+    }
+    return next(request);
+  };
+}
+
+/** Client side: presents the internal RPC token on every call. */
+export function createTokenInterceptor(token: string): Interceptor {
+  const value = `Bearer ${token}`;
+  return (next) => (request) => {
+    request.header.set("authorization", value);
+    return next(request);
+  };
 }

@@ -2,7 +2,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { createClientTracingInterceptor } from "./interceptors.js";
+import { internalRpcToken } from "./config.js";
+import { createClientTracingInterceptor, createTokenInterceptor } from "./interceptors.js";
 
 export interface RpcClientOptions {
   baseUrl: string;
@@ -15,6 +16,8 @@ export interface RpcClientOptions {
   /** The gateway uses Connect with binary protobuf (faster here); internal callers may use gRPC. */
   protocol?: "connect" | "grpc";
   interceptors?: Interceptor[];
+  /** The token every call presents; INTERNAL_RPC_TOKEN from the environment unless given. */
+  token?: string;
 }
 
 /**
@@ -49,7 +52,12 @@ function roundRobin(transports: Transport[]): Transport {
 }
 
 export function createRpcTransport(options: RpcClientOptions): Transport {
-  const interceptors = [createClientTracingInterceptor(), createRetryInterceptor(options.retries ?? 2), ...(options.interceptors ?? [])];
+  const interceptors = [
+    createTokenInterceptor(options.token ?? internalRpcToken()),
+    createClientTracingInterceptor(),
+    createRetryInterceptor(options.retries ?? 2),
+    ...(options.interceptors ?? []),
+  ];
   // Calls stay inside the cluster: compressing them costs more CPU than the bytes are worth.
   const shared = { baseUrl: options.baseUrl, defaultTimeoutMs: options.timeoutMs ?? 5_000, acceptCompression: [], interceptors };
   const create = () =>

@@ -2,7 +2,12 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { internalRpcToken } from "./config.js";
 import { type HealthState, registerHealth } from "./health.js";
+import { createTokenAuthInterceptor } from "./interceptors.js";
+
+/** gRPC's customary bound on a message: what every service but delivery needs (the gateway reads at most 5 MB of CSV). */
+export const defaultReadMaxBytes = 8 * 1024 * 1024;
 
 export interface RpcServer {
   /** Resolves with the bound port once the server accepts connections. */
@@ -14,18 +19,26 @@ export interface RpcServer {
 
 /**
  * One cleartext HTTP/2 port that speaks gRPC, Connect and gRPC-Web, with
- * grpc.health.v1 beside the service's own routes.
+ * grpc.health.v1 beside the service's own routes. Every call but health must present
+ * INTERNAL_RPC_TOKEN (internalRpcToken: required in production), and no request
+ * message may be larger than readMaxBytes.
  */
 export function createRpcServer(options: {
   routes: (router: ConnectRouter) => void;
   health: HealthState;
   interceptors?: Interceptor[];
+  /** The largest request message: the service's largest legitimate one. defaultReadMaxBytes unless given. */
+  readMaxBytes?: number;
+  /** The token callers present; INTERNAL_RPC_TOKEN from the environment unless given. */
+  token?: string;
 }): RpcServer {
   const handler = connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
-    interceptors: options.interceptors ?? [],
+    readMaxBytes: options.readMaxBytes ?? defaultReadMaxBytes,
+    // First, so that a caller without the token costs no span, log line or handler.
+    interceptors: [createTokenAuthInterceptor(options.token ?? internalRpcToken()), ...(options.interceptors ?? [])],
     routes(router) {
       registerHealth(router, options.health);
       options.routes(router);

@@ -4,6 +4,7 @@ import { Health } from "@herald/proto/grpc/health/v1/health_pb";
 import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { internalRpcToken } from "./config.js";
 import { createHealthState, ServingStatus } from "./health.js";
 import { serverInterceptors } from "./interceptors.js";
 import { createLogger } from "./logger.js";
@@ -102,5 +103,47 @@ describe("the RPC server and client", () => {
       .check({ service: "" })
       .catch(() => {});
     expect(attempts).toBe(1);
+  });
+});
+
+describe("the internal RPC token", () => {
+  const token = "t".repeat(40);
+  let server: RpcServer;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    server = createRpcServer({
+      health: createHealthState([IdentityService.typeName]),
+      interceptors: serverInterceptors({ logger }),
+      routes: (router) => router.service(IdentityService, { getServiceInfo: () => ({ info: { name: "identity" } }) }),
+      token,
+    });
+    baseUrl = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
+  });
+
+  afterAll(() => server.close());
+
+  it("serves a client that presents it, over Connect and gRPC", async () => {
+    for (const protocol of ["connect", "grpc"] as const) {
+      expect((await createRpcClient(IdentityService, { baseUrl, protocol, token }).getServiceInfo({})).info?.name).toBe("identity");
+    }
+  });
+
+  it("refuses another token as Unauthenticated, but answers health", async () => {
+    const other = { baseUrl, token: "u".repeat(40), retries: 0 };
+    const error = await createRpcClient(IdentityService, other)
+      .getServiceInfo({})
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.Unauthenticated);
+    expect((await createRpcClient(Health, other).check({ service: "" })).status).toBe(ServingStatus.SERVING);
+  });
+
+  it("is required unless NODE_ENV is development or test, and falls back to a public one there", () => {
+    expect(() => internalRpcToken({})).toThrow(/INTERNAL_RPC_TOKEN: is required/);
+    expect(() => internalRpcToken({ NODE_ENV: "production" })).toThrow(/INTERNAL_RPC_TOKEN: is required/);
+    expect(() => internalRpcToken({ INTERNAL_RPC_TOKEN: "short" })).toThrow(/at least 32 characters/);
+    expect(internalRpcToken({ NODE_ENV: "test" })).toBe(internalRpcToken({ NODE_ENV: "development" }));
+    expect(internalRpcToken({ INTERNAL_RPC_TOKEN: token })).toBe(token);
   });
 });

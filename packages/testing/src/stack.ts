@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { applyMigrations } from "@herald/db";
+import { localSecrets } from "@herald/devinfra";
 import { Health, HealthCheckResponse_ServingStatus } from "@herald/proto/grpc/health/v1/health_pb";
 import { freePort, type ServiceProcess, spawnService, waitUntil } from "./service-process.js";
 
@@ -20,6 +21,16 @@ export async function migrateAllServices(databaseUrl: string): Promise<void> {
   for (const name of serviceNames) {
     await applyMigrations({ databaseUrl, schema: name, migrationsDir: repoPath(`services/${name}/prisma/migrations`) });
   }
+}
+
+/**
+ * The secrets production requires, kept in .herald/: the same for every process, whoever started it. This process
+ * takes INTERNAL_RPC_TOKEN too, unless it has one, so that its own RPC clients (a bench's, a test's) are served.
+ */
+function stackSecrets(): NodeJS.ProcessEnv {
+  const secrets = localSecrets(repoRoot);
+  process.env.INTERNAL_RPC_TOKEN ||= secrets.INTERNAL_RPC_TOKEN;
+  return { ...secrets, INTERNAL_RPC_TOKEN: process.env.INTERNAL_RPC_TOKEN };
 }
 
 export const urlVariableOf = (name: ServiceName) => `${name.toUpperCase()}_URL`;
@@ -53,6 +64,7 @@ export async function startService(
     name,
     entry: entryOf(name),
     env: {
+      ...stackSecrets(),
       DATABASE_URL: infra.databaseUrl,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
@@ -109,6 +121,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     name: "gateway",
     entry: entryOf("gateway"),
     env: {
+      ...stackSecrets(),
       ...shared,
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),

@@ -1,8 +1,11 @@
 import { availableParallelism } from "node:os";
 import { ConfigError } from "@herald/platform";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "./config.js";
+import { loadConfig as loadEnvironment } from "./config.js";
 import { developmentEncryptionKey } from "./sending-domains/dkim-keys.js";
+
+/** NODE_ENV=test unless given: an unset NODE_ENV means production, which requires the secrets. */
+const loadConfig = (env: NodeJS.ProcessEnv) => loadEnvironment({ NODE_ENV: "test", ...env });
 
 describe("delivery configuration", () => {
   it("reads DNS_SERVERS as ip[:port] entries and the domain check's interval, 5 minutes by default", () => {
@@ -21,6 +24,9 @@ describe("delivery configuration", () => {
     expect(loadConfig({}).dkimEncryptionKeyIsDevelopment).toBe(true);
     expect(() => loadConfig({ DKIM_ENCRYPTION_KEY: "short" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/DKIM_ENCRYPTION_KEY: is required/);
+    // Unset means production: no fallback.
+    expect(() => loadEnvironment({})).toThrow(/DKIM_ENCRYPTION_KEY: is required/);
+    expect(() => loadEnvironment({})).toThrow(/LINK_SIGNING_SECRET: is required/);
     const secret = "s".repeat(32);
     expect(
       loadConfig({ NODE_ENV: "production", DKIM_ENCRYPTION_KEY: hex, LINK_SIGNING_SECRET: secret }).dkimEncryptionKeyIsDevelopment,

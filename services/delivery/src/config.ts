@@ -1,7 +1,16 @@
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { commaSeparated, envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
+import {
+  commaSeparated,
+  envBoolean,
+  httpUrl,
+  nodeEnv,
+  parseConfig,
+  requireInProduction,
+  secretString,
+  serviceEnvironment,
+} from "@herald/platform";
 import { z } from "zod";
 import { developmentEncryptionKey, parseEncryptionKey } from "./sending-domains/dkim-keys.js";
 
@@ -20,15 +29,11 @@ const uploadCeilingBytes = 25 * 1024 * 1024;
 export const configSchema = z
   .object({
     ...serviceEnvironment,
-    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    NODE_ENV: nodeEnv,
     /** The gateway's public base URL: tracking, unsubscribe and upload links in emails point there. */
     PUBLIC_URL: httpUrl.default("http://localhost:8080"),
     /** Signs the tokens of tracking and unsubscribe links (at least 32 characters). Required in production. */
-    LINK_SIGNING_SECRET: z
-      .string()
-      .optional()
-      .transform((value) => value || undefined)
-      .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" }),
+    LINK_SIGNING_SECRET: secretString,
     /** Resolvers for domain verification, comma-separated `ip[:port]`; empty uses the system's. */
     DNS_SERVERS: commaSeparated
       .refine((servers) => servers.every(dnsServer), { message: "must be a comma-separated list of ip[:port] ([ipv6]:port)" })
@@ -189,18 +194,13 @@ export const configSchema = z
     if (config.SEND_TIMEOUT_MS * 2 > config.SEND_LEASE_MS) {
       context.addIssue({ code: "custom", path: ["SEND_LEASE_MS"], message: "must be at least twice SEND_TIMEOUT_MS" });
     }
-    if (config.NODE_ENV === "production" && !config.LINK_SIGNING_SECRET) {
-      context.addIssue({ code: "custom", path: ["LINK_SIGNING_SECRET"], message: "is required when NODE_ENV=production" });
-    }
-    if (config.NODE_ENV === "production" && !config.DKIM_ENCRYPTION_KEY) {
-      context.addIssue({ code: "custom", path: ["DKIM_ENCRYPTION_KEY"], message: "is required when NODE_ENV=production" });
-    }
+    requireInProduction(["LINK_SIGNING_SECRET", "DKIM_ENCRYPTION_KEY"] as const)(config, context);
   })
   .transform(({ DKIM_ENCRYPTION_KEY, LINK_SIGNING_SECRET, ...config }) => ({
     ...config,
-    // Outside production a fixed, publicly known secret, like the DKIM key below.
+    // Only with NODE_ENV=development or test: a fixed, publicly known secret, like the DKIM key below.
     linkSigningSecret: LINK_SIGNING_SECRET ?? developmentLinkSigningSecret,
-    // Outside production a fixed, publicly known key: keys survive restarts, and nobody should mistake it for protection.
+    // Only with NODE_ENV=development or test: a fixed, publicly known key: keys survive restarts, and nobody should mistake it for protection.
     dkimEncryptionKey: DKIM_ENCRYPTION_KEY ? (parseEncryptionKey(DKIM_ENCRYPTION_KEY) as Buffer) : developmentEncryptionKey,
     dkimEncryptionKeyIsDevelopment: DKIM_ENCRYPTION_KEY === undefined,
     /** Set when MAIL_PROVIDER=ses: what the SES provider needs. */

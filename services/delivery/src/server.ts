@@ -13,6 +13,7 @@ import { VerificationService } from "@herald/proto/herald/delivery/v1/verificati
 import { createActivity } from "./activity/activity.js";
 import type { CampaignSends } from "./campaign-sends/campaign-sends.js";
 import type { Db } from "./db/client.js";
+import { sendLimits } from "./domain/send-request.js";
 import type { Emails } from "./emails/emails.js";
 import type { SesNotifications } from "./feedback/ses-notifications.js";
 import { createActivityRpc } from "./rpc/activity-rpc.js";
@@ -70,6 +71,9 @@ export function build(deps: Deps): RpcServer {
       ...(deps.campaignSends ? [CampaignSendsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
+    // A send: its message as sent is at most 40 MB (sendLimits.messageBytes, attachments base64-encoded), more than
+    // the attachments' bytes and the parts it is made of; the rest is the call's recipients and fields.
+    readMaxBytes: sendLimits.messageBytes + 8 * 1024 * 1024,
     routes: (router) => {
       router.service(DeliveryService, createDeliveryRpc(deps));
       router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { envBoolean, httpUrl, parseConfig, serviceEnvironment } from "@herald/platform";
+import { envBoolean, httpUrl, nodeEnv, parseConfig, requireInProduction, secretString, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 const optionalSecret = z
@@ -10,13 +10,9 @@ const optionalSecret = z
 export const configSchema = z
   .object({
     ...serviceEnvironment,
-    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    NODE_ENV: nodeEnv,
     /** Signs dashboard sessions; only identity signs and verifies them. */
-    JWT_SECRET: z
-      .string()
-      .optional()
-      .transform((value) => value || undefined)
-      .refine((value) => value === undefined || value.length >= 32, { message: "must be at least 32 characters" }),
+    JWT_SECRET: secretString,
     SESSION_TTL_HOURS: z.coerce
       .number()
       .positive()
@@ -47,14 +43,10 @@ export const configSchema = z
     /** Verification and reset emails per address and purpose per hour. */
     AUTH_EMAIL_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(5),
   })
-  .superRefine((config, context) => {
-    if (config.NODE_ENV === "production" && !config.JWT_SECRET) {
-      context.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "is required when NODE_ENV=production" });
-    }
-  })
+  .superRefine(requireInProduction(["JWT_SECRET"] as const))
   .transform(({ JWT_SECRET, ...config }) => ({
     ...config,
-    // Outside production a missing secret is made up per process: sessions then end with the process.
+    // Only with NODE_ENV=development or test: a missing secret is made up per process: sessions then end with the process.
     JWT_SECRET: JWT_SECRET ?? randomBytes(32).toString("base64url"),
     jwtSecretGenerated: JWT_SECRET === undefined,
   }));

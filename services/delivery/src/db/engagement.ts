@@ -35,6 +35,12 @@ export async function recordEngagement(tx: Tx, projectId: string, emailId: strin
   return { email, firstOpen };
 }
 
+/** Whether the email a link was signed for still exists (a click on one that does not must not redirect). */
+export async function emailExists(db: Db, projectId: string, emailId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM emails WHERE id = ${emailId}::uuid AND project_id = ${projectId}::uuid`;
+  return rows.length > 0;
+}
+
 export async function findTrackingMode(db: Db, projectId: string): Promise<TrackingMode | undefined> {
   const row = await db.projectSettings.findUnique({ where: { projectId }, select: { trackingMode: true } });
   return row?.trackingMode as TrackingMode | undefined;

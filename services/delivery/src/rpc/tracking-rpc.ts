@@ -35,8 +35,8 @@ export function createTrackingRpc(deps: { tracking: Tracking }): ServiceImpl<typ
     async recordClick(request) {
       return { url: await tracking.recordClick(request.token) };
     },
-    resolveClick(request) {
-      return { url: tracking.resolveClick(request.token) };
+    async resolveClick(request) {
+      return { url: await tracking.resolveClick(request.token) };
     },
     async getRecipient(request) {
       return { recipient: await tracking.getRecipient(request.token) };

@@ -3,7 +3,7 @@ import { DomainError } from "@herald/errors";
 import { createLoadingCache } from "@herald/platform";
 import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import type { Db } from "../db/client.js";
-import { findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
+import { emailExists, findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
 import { requireProjectId } from "../domain/ids.js";
 import { writeEmailActivity } from "../events/email-activity-outbox.js";
 import type { LinkToken, LinkTokens } from "../links/link-tokens.js";
@@ -42,15 +42,17 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
     return link as Extract<LinkToken, { kind: Kind }>;
   }
 
-  async function engage(projectId: string, emailId: string, click: { url: string } | undefined): Promise<void> {
-    const written = await db.$transaction(async (tx) => {
+  /** Records an open or a click; false when the email does not exist (deleted since, or never sent). */
+  async function engage(projectId: string, emailId: string, click: { url: string } | undefined): Promise<boolean> {
+    const outcome = await db.$transaction(async (tx) => {
       const engagement = await recordEngagement(tx, projectId, emailId, click !== undefined);
-      if (!engagement) return false;
+      if (!engagement) return { found: false, written: false };
       if (engagement.firstOpen) await writeEmailActivity(tx, "email.open", engagement.email);
       if (click) await writeEmailActivity(tx, "email.click", engagement.email, { url: click.url });
-      return engagement.firstOpen || click !== undefined;
+      return { found: true, written: engagement.firstOpen || click !== undefined };
     });
-    if (written) deps.nudgeOutbox();
+    if (outcome.written) deps.nudgeOutbox();
+    return outcome.found;
   }
 
   /** The contact behind a recipient link; LINK_NOT_FOUND when it was deleted since. */
@@ -75,15 +77,22 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
       if (link?.kind === "open") await engage(link.projectId, link.emailId, undefined);
     },
 
-    /** Where the click leads; the click is recorded on the way (a click on a deleted email still leads there). */
+    /**
+     * Where the click leads; the click is recorded on the way. LINK_NOT_FOUND for an email that does not exist:
+     * a signed token alone must not make the gateway an open redirect.
+     */
     async recordClick(token: string): Promise<string> {
       const link = read(token, "click");
-      await engage(link.projectId, link.emailId, { url: link.url });
+      if (!(await engage(link.projectId, link.emailId, { url: link.url }))) throw linkNotFound();
       return link.url;
     },
 
-    /** Where a click link leads, recording nothing (a HEAD request is safe: no click). */
-    resolveClick: (token: string): string => read(token, "click").url,
+    /** Where a click link leads, recording nothing (a HEAD request is safe: no click); LINK_NOT_FOUND as recordClick. */
+    async resolveClick(token: string): Promise<string> {
+      const link = read(token, "click");
+      if (!(await emailExists(db, link.projectId, link.emailId))) throw linkNotFound();
+      return link.url;
+    },
 
     getRecipient: (token: string): Promise<Recipient> => recipientOf(read(token, "recipient")),
 

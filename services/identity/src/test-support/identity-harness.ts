@@ -32,7 +32,13 @@ export interface IdentityHarness extends IdentityClients {
 }
 
 /** Settings every test server starts with; a test adds its own on top. */
-const testEnv = { PASSWORD_SCRYPT_LOG_N: "14", PUBLIC_URL: "http://herald.test", LOG_LEVEL: "silent", AUTH_EMAIL_LIMIT_PER_HOUR: "3" };
+const testEnv = {
+  NODE_ENV: "test",
+  PASSWORD_SCRYPT_LOG_N: "14",
+  PUBLIC_URL: "http://herald.test",
+  LOG_LEVEL: "silent",
+  AUTH_EMAIL_LIMIT_PER_HOUR: "3",
+};
 
 /**
  * identity's build() on a real port, on a database of its own cloned from the
