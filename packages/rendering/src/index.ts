@@ -1,3 +1,4 @@
+export { liquidFailure } from "./liquid-failure.js";
 export { type PreprocessResult, preprocessTemplate } from "./preprocess.js";
 export {
   type CompiledTemplate,

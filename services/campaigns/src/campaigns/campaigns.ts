@@ -5,7 +5,7 @@ import { DomainError, errorDetailOf, validationFailed } from "@herald/errors";
 import type { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import type { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { EmailKind, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { type Renderer, TemplateError } from "@herald/rendering";
+import { liquidFailure, type Renderer, TemplateError } from "@herald/rendering";
 import { type CampaignListQuery, type CampaignRow, findCampaign, listCampaigns, lockCampaign, type Tx } from "../db/campaigns.js";
 import type { Db } from "../db/client.js";
 import {
@@ -17,7 +17,6 @@ import {
 } from "../domain/campaign-fields.js";
 import { campaignNotFound, requireCampaignMay } from "../domain/campaign-status.js";
 import { isId, requireProjectId } from "../domain/ids.js";
-import { liquidFailure } from "./liquid-failure.js";
 
 export type Campaigns = ReturnType<typeof createCampaigns>;
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { validationFailed } from "@herald/errors";
 import { createCache } from "@herald/platform";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
-import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
+import { type CompiledTemplate, liquidFailure, type Renderer, TemplateError } from "@herald/rendering";
 import type { Db } from "../db/client.js";
 import type { TemplateRow } from "../db/templates.js";
 import { domainOfAddress, type EmailInput, type MailboxInput } from "../domain/email-input.js";
@@ -19,7 +19,6 @@ import { parseAddress } from "../domain/template-fields.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
 import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
-import { liquidFailure } from "../templates/liquid-failure.js";
 import type { Templates } from "../templates/templates.js";
 import type { UpsertContact } from "./contact-upserts.js";
 

@@ -1,5 +1,5 @@
 import { DomainError, validationFailed } from "@herald/errors";
-import type { Renderer } from "@herald/rendering";
+import { liquidFailure, type Renderer } from "@herald/rendering";
 import type { Db } from "../db/client.js";
 import {
   deleteTemplate,
@@ -20,7 +20,6 @@ import {
   type TemplateType,
 } from "../domain/template-fields.js";
 import { requireVerifiedSenderDomain } from "../sending-domains/sender-domain.js";
-import { liquidFailure } from "./liquid-failure.js";
 
 export type Templates = ReturnType<typeof createTemplates>;
 

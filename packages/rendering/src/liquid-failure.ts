@@ -1,5 +1,5 @@
 import { DomainError, type FieldViolation } from "@herald/errors";
-import { describeProblem, type TemplateProblem } from "@herald/rendering";
+import { describeProblem, type TemplateProblem } from "./template-error.js";
 
 const liquidViolation = (problem: TemplateProblem): FieldViolation => ({
   field: problem.part,
@@ -7,7 +7,7 @@ const liquidViolation = (problem: TemplateProblem): FieldViolation => ({
   code: problem.kind === "limit" ? "too_big" : "invalid_liquid",
 });
 
-/** 422 naming the part and line of the first problem, every problem as a field violation. */
+/** 422 naming the part and line of the first problem, every problem as a field violation (templates, sends, campaigns). */
 export function liquidFailure(problems: readonly TemplateProblem[]): DomainError {
   const [problem] = problems;
   if (!problem) throw new Error("liquidFailure needs at least one problem");
