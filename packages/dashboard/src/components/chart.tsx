@@ -14,6 +14,13 @@ export default function TimeseriesChart(props: { buckets: { date: string; [serie
         <text x={4} y={pad} fontSize="10">
           {max}
         </text>
+        {props.series.map((name, index) =>
+          props.buckets.map((bucket, i) => (
+            <circle key={`${name}-${bucket.date}`} cx={x(i)} cy={y(Number(bucket[name] ?? 0))} r="3" fill={colours[index % colours.length]}>
+              <title>{`${name} ${bucket.date}: ${bucket[name] ?? 0}`}</title>
+            </circle>
+          )),
+        )}
         {props.series.map((name, index) => (
           <polyline
             key={name}

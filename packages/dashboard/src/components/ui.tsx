@@ -80,6 +80,31 @@ export function Select<T extends string>(props: { label: string; value: T; optio
   );
 }
 
+/** A select whose options have labels of their own (ids, names), with an empty first choice. */
+export function Choice(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  options: { value: string; label: string }[];
+  empty: string;
+  required?: boolean;
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <select id={id} value={props.value} required={props.required} onChange={(event) => props.onChange(event.target.value)}>
+        <option value="">{props.empty}</option>
+        {props.options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /** A form whose submit runs `action`, shows its failure, and is disabled meanwhile. */
 export function ActionForm(props: { submit: string; action: () => Promise<void>; children: ReactNode; className?: string }) {
   const [busy, setBusy] = useState(false);

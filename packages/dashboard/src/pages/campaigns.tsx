@@ -1,7 +1,7 @@
 import { lazy, Suspense, useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
-import { ActionButton, ActionForm, Field, formatDate, Loading, Page, percent, Select } from "../components/ui";
+import { ActionButton, ActionForm, Choice, Field, formatDate, Loading, Page, percent, Select } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
@@ -79,36 +79,26 @@ function NewCampaign() {
   const [draft, setDraft] = useState({ name: "", subject: "", body: "", from: "", fromName: "" });
   const [audienceType, setAudienceType] = useState<(typeof audienceTypes)[number]>("ALL");
   const [segmentId, setSegmentId] = useState("");
+  const [templateId, setTemplateId] = useState("");
   const [condition, setCondition] = useState<Condition>(emptyCondition);
   const set = (key: keyof typeof draft) => (value: string) => setDraft({ ...draft, [key]: value });
   const audience =
     audienceType === "SEGMENT" ? { audienceType, segmentId } : audienceType === "FILTERED" ? { audienceType, condition } : { audienceType };
   return (
     <Page title="New campaign">
-      <label className="field">
-        Start from a template
-        <select
-          defaultValue=""
-          onChange={(event) => {
-            const template = templates.data?.find((each) => each.id === event.target.value);
-            if (template)
-              setDraft({
-                ...draft,
-                subject: template.subject,
-                body: template.body,
-                from: template.from,
-                fromName: template.fromName ?? "",
-              });
-          }}
-        >
-          <option value="">Blank</option>
-          {templates.data?.map((template) => (
-            <option key={template.id} value={template.id}>
-              {template.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice
+        label="Start from a template"
+        value={templateId}
+        empty="Blank"
+        options={(templates.data ?? []).map((template) => ({ value: template.id, label: template.name }))}
+        onChange={(id) => {
+          setTemplateId(id);
+          const template = templates.data?.find((each) => each.id === id);
+          if (template) {
+            setDraft({ ...draft, subject: template.subject, body: template.body, from: template.from, fromName: template.fromName ?? "" });
+          }
+        }}
+      />
       <ActionForm
         submit="Create the campaign"
         action={async () => {
@@ -130,17 +120,14 @@ function NewCampaign() {
         <Field label="Body (HTML with Liquid)" value={draft.body} onChange={set("body")} multiline rows={10} />
         <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
         {audienceType === "SEGMENT" ? (
-          <label className="field">
-            Segment
-            <select value={segmentId} onChange={(event) => setSegmentId(event.target.value)} required>
-              <option value="">Choose a segment</option>
-              {segments.data?.map((segment) => (
-                <option key={segment.id} value={segment.id}>
-                  {segment.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <Choice
+            label="Segment"
+            value={segmentId}
+            empty="Choose a segment"
+            required
+            options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
+            onChange={setSegmentId}
+          />
         ) : null}
         {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
         {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}

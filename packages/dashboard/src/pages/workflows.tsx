@@ -1,6 +1,6 @@
 import { type PointerEvent, useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, Field, formatDate, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, Choice, Field, formatDate, Loading, Page, Select } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
@@ -15,10 +15,20 @@ const configTemplates: Record<StepType, object> = {
   DELAY: { amount: 1, unit: "days" },
   WAIT_FOR_EVENT: { eventName: "purchase", timeout: 86400 },
   CONDITION: { condition: { logic: "AND", groups: [{ filters: [{ field: "data.plan", operator: "equals", value: "pro" }] }] } },
-  WEBHOOK: { url: "https://example.com/hook", method: "POST", body: { contact: "{{ contact.email }}" } },
+  WEBHOOK: { url: "https://example.com/hook", method: "POST", body: { contact: "{{ email }}" } },
   UPDATE_CONTACT: { data: { onboarded: true } },
   EXIT: { reason: "done" },
 };
+/** Three steps to a row, in the order they were added. */
+const gridPosition = (index: number) => ({ x: 40 + (index % 3) * 220, y: 40 + Math.floor(index / 3) * 120 });
+
+/** A step's box is 160 × 50: an edge leaves by the side facing the next step, and enters by the opposite one. */
+function edgeBetween(from: { x: number; y: number }, to: { x: number; y: number }): [number, number, number, number] {
+  if (to.x >= from.x + 160) return [from.x + 160, from.y + 25, to.x, to.y + 25];
+  if (to.x + 160 <= from.x) return [from.x, from.y + 25, to.x + 160, to.y + 25];
+  return to.y >= from.y ? [from.x + 80, from.y + 50, to.x + 80, to.y] : [from.x + 80, from.y, to.x + 80, to.y + 50];
+}
+
 const branchesOf: Partial<Record<StepType, string[]>> = { CONDITION: ["yes", "no"], WAIT_FOR_EVENT: ["event", "timeout"] };
 
 export default function Workflows({ route }: PageProps) {
@@ -80,8 +90,9 @@ function WorkflowEditor(props: { id: string }) {
   const { steps, transitions } = workflow.data;
   const at = (step: Step, index: number) => {
     if (dragging?.id === step.id) return { x: dragging.x, y: dragging.y };
-    const position = (step.position ?? {}) as { x?: number; y?: number };
-    return { x: position.x ?? 40 + (index % 3) * 220, y: position.y ?? 40 + Math.floor(index / 3) * 120 };
+    const { x, y } = (step.position ?? {}) as { x?: number; y?: number };
+    // A step added by a script may have no place: it gets the grid's.
+    return x || y ? { x: x ?? 0, y: y ?? 0 } : gridPosition(index);
   };
   const positions = new Map(steps.map((step, index) => [step.id, at(step, index)]));
   const onPointerMove = (event: PointerEvent<SVGSVGElement>) => {
@@ -138,11 +149,12 @@ function WorkflowEditor(props: { id: string }) {
           const from = positions.get(transition.fromStepId);
           const to = positions.get(transition.toStepId);
           if (!from || !to) return null;
+          const [x1, y1, x2, y2] = edgeBetween(from, to);
           return (
             <g key={transition.id}>
-              <line x1={from.x + 80} y1={from.y + 50} x2={to.x + 80} y2={to.y} stroke="#555" markerEnd="url(#arrow)" />
+              <line x1={x1} y1={y1} x2={x2} y2={y2} stroke="#555" markerEnd="url(#arrow)" />
               {transition.branch ? (
-                <text x={(from.x + to.x) / 2 + 84} y={(from.y + 50 + to.y) / 2} fontSize="12">
+                <text x={(x1 + x2) / 2 + 4} y={(y1 + y2) / 2 - 4} fontSize="12">
                   {transition.branch}
                 </text>
               ) : null}
@@ -173,7 +185,7 @@ function WorkflowEditor(props: { id: string }) {
         })}
       </svg>
       <div className="split">
-        <AddStep workflowId={props.id} onAdded={workflow.reload} />
+        <AddStep workflowId={props.id} position={gridPosition(steps.length)} onAdded={workflow.reload} />
         <Connect workflowId={props.id} steps={steps} onAdded={workflow.reload} />
       </div>
       <h2>Steps</h2>
@@ -201,7 +213,7 @@ function WorkflowEditor(props: { id: string }) {
   );
 }
 
-function AddStep(props: { workflowId: string; onAdded: () => void }) {
+function AddStep(props: { workflowId: string; position: { x: number; y: number }; onAdded: () => void }) {
   const [type, setType] = useState<StepType>("SEND_EMAIL");
   const [name, setName] = useState("");
   const [config, setConfig] = useState(JSON.stringify(configTemplates.SEND_EMAIL, null, 2));
@@ -214,7 +226,7 @@ function AddStep(props: { workflowId: string; onAdded: () => void }) {
           orThrow(
             await api.POST("/workflows/{id}/steps", {
               params: { path: { id: props.workflowId } },
-              body: { type, name: name || type, config: parseObject(config) } as never,
+              body: { type, name: name || type, config: parseObject(config), position: props.position } as never,
             }),
           );
           setName("");
@@ -244,17 +256,14 @@ function Connect(props: { workflowId: string; steps: Step[]; onAdded: () => void
   const from = props.steps.find((step) => step.id === fromStepId);
   const branches = from ? branchesOf[from.type as StepType] : undefined;
   const choose = (label: string, value: string, onChange: (value: string) => void) => (
-    <label className="field">
-      {label}
-      <select value={value} onChange={(event) => onChange(event.target.value)} required>
-        <option value="">Choose a step</option>
-        {props.steps.map((step) => (
-          <option key={step.id} value={step.id}>
-            {step.name} ({step.type})
-          </option>
-        ))}
-      </select>
-    </label>
+    <Choice
+      label={label}
+      value={value}
+      empty="Choose a step"
+      required
+      options={props.steps.map((step) => ({ value: step.id, label: `${step.name} (${step.type})` }))}
+      onChange={onChange}
+    />
   );
   return (
     <section aria-labelledby="connect">
@@ -273,16 +282,7 @@ function Connect(props: { workflowId: string; steps: Step[]; onAdded: () => void
       >
         {choose("From", fromStepId, setFrom)}
         {choose("To", toStepId, setTo)}
-        {branches ? (
-          <label className="field">
-            Branch
-            <select value={branch || branches[0]} onChange={(event) => setBranch(event.target.value)}>
-              {branches.map((each) => (
-                <option key={each}>{each}</option>
-              ))}
-            </select>
-          </label>
-        ) : null}
+        {branches ? <Select label="Branch" value={branch || branches[0] || ""} options={branches} onChange={setBranch} /> : null}
       </ActionForm>
     </section>
   );
