@@ -10,7 +10,12 @@ import { isConditionObject } from "./segment-json.js";
 const AudienceType = Type.Union([Type.Literal("ALL"), Type.Literal("SEGMENT"), Type.Literal("FILTERED")]);
 
 const audienceRequired = (field: string, message: string) =>
-  new HttpProblem({ statusCode: 422, code: "VALIDATION_ERROR", message: `Invalid ${field}: it ${message}`, errors: [{ field, message, code: "required" }] });
+  new HttpProblem({
+    statusCode: 422,
+    code: "VALIDATION_ERROR",
+    message: `Invalid ${field}: it ${message}`,
+    errors: [{ field, message, code: "required" }],
+  });
 
 /**
  * POST /audiences/count: the subscribed contacts an audience reaches now, for an audience not
