@@ -16,6 +16,7 @@ import {
   startTestSmtpSink,
 } from "@herald/testing";
 import autocannon from "autocannon";
+import { dashboardFirstScreen } from "./dashboard.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
 import { stallBenchmarks } from "./stalls.ts";
@@ -192,6 +193,7 @@ try {
     rows.push(await delayedEmails(target, Number(process.env.BENCH_WORKFLOW_EXECUTIONS ?? 10_000)));
   }
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
+  if (wanted("dashboard")) rows.push(...(await dashboardFirstScreen(stack.gatewayUrl)));
   if (wanted("send") || wanted("verify") || wanted("stalls")) {
     const target: SendBenchTarget = {
       gatewayUrl: stack.gatewayUrl,

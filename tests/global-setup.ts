@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { ensureInfrastructure, localSecrets } from "@herald/devinfra";
+import { ensureChromium, ensureInfrastructure, localSecrets } from "@herald/devinfra";
 import {
   createTestDatabase,
   freePort,
@@ -27,6 +27,8 @@ export interface HeraldTestContext {
   smtp: { controlUrl: string };
   /** The stack's DKIM_ENCRYPTION_KEY (hex), so that a test can open a stored key. */
   dkimEncryptionKey: string;
+  /** The Chromium that playwright-core drives. */
+  chromiumPath: string;
   /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
   domainCheckIntervalMs: number;
   /** Where the stack's delivery receives bounces (INBOUND_SMTP_PORT), for return paths of BOUNCE_DOMAIN. */
@@ -44,7 +46,10 @@ const stackStartTimeoutMs = Number(process.env.HERALD_STACK_START_TIMEOUT_MS ?? 
 
 export default async function setup(project: TestProject) {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  const infra = await ensureInfrastructure({ root, log: (message) => console.log(`[infra] ${message}`) });
+  const log = (message: string) => console.log(`[infra] ${message}`);
+  const infra = await ensureInfrastructure({ root, log });
+  // The dashboard's browser tests (tests/dashboard.browser.test.ts) drive Debian's Chromium.
+  const chromiumPath = ensureChromium(log);
   await prepareTemplateDatabase({ databaseUrl: infra.databaseUrl, migrate: migrateAllServices });
   const stackDatabase = await createTestDatabase(infra.databaseUrl);
   const urls = { databaseUrl: stackDatabase.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers };
@@ -97,6 +102,7 @@ export default async function setup(project: TestProject) {
     dkimEncryptionKey,
     domainCheckIntervalMs,
     inboundSmtp,
+    chromiumPath,
   });
   return async () => {
     await stack.stop();

@@ -6,6 +6,7 @@ import { createPostgresServer, ensureDatabase, postgresAnswers } from "./postgre
 import type { LocalServer } from "./process.js";
 import { createRedisServer, redisAnswers } from "./redis.js";
 
+export { chromiumPath, ensureChromium } from "./chromium.js";
 export { DEFAULT_CONFIG, type InfrastructureConfig } from "./config.js";
 export { createKafkaBroker, type KafkaBroker, type KafkaBrokerOptions } from "./kafka.js";
 export { type CaughtMail, type MailSink, type MailSinkOptions, startMailSink } from "./mail-sink.js";

@@ -19,10 +19,12 @@ import { registerWorkflowRoutes } from "./routes/automation/workflow-routes.js";
 import { registerCampaignAnalyticsRoutes } from "./routes/campaigns/analytics-routes.js";
 import { registerCampaignRoutes } from "./routes/campaigns/campaign-routes.js";
 import { registerConfigRoute } from "./routes/config.js";
+import { registerAudienceRoutes } from "./routes/contacts/audience-routes.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
 import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
+import { registerDashboard } from "./routes/dashboard.js";
 import { registerActivityRoutes } from "./routes/delivery/activity-routes.js";
 import { registerDomainRoutes } from "./routes/delivery/domain-routes.js";
 import { registerSendRoutes } from "./routes/delivery/send-routes.js";
@@ -98,6 +100,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerEventRoutes(app, { upstreams: deps.upstreams });
   await registerJobRoutes(app, { upstreams: deps.upstreams });
   registerSegmentRoutes(app, { upstreams: deps.upstreams });
+  registerAudienceRoutes(app, { upstreams: deps.upstreams });
   registerWorkflowRoutes(app, { upstreams: deps.upstreams });
   registerExecutionRoutes(app, { upstreams: deps.upstreams });
   registerDomainRoutes(app, { upstreams: deps.upstreams });
@@ -110,5 +113,6 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerVerifyRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });
+  await registerDashboard(app);
   return app;
 }

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { validationFailed } from "@herald/errors";
 import {
   type Template,
   TemplateSchema,
@@ -46,6 +47,22 @@ export const templateToProto = (row: TemplateRow): Template =>
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),
   });
+
+const notAnObject = () =>
+  validationFailed("Invalid data: it must be a JSON object", [{ field: "data", message: "must be a JSON object", code: "invalid_type" }]);
+
+/** The preview's data: a JSON object, or nothing. */
+function dataOf(json: string): Record<string, unknown> {
+  if (!json) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw notAnObject();
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw notAnObject();
+  return value as Record<string, unknown>;
+}
 
 export function createTemplatesRpc(deps: { templates: Templates }): ServiceImpl<typeof TemplatesService> {
   const { templates } = deps;
@@ -106,6 +123,16 @@ export function createTemplatesRpc(deps: { templates: Templates }): ServiceImpl<
     async getTemplateUsage(request) {
       const row = await templates.get(request.projectId, request.id);
       return { templateId: row.id };
+    },
+
+    async previewTemplate(request) {
+      const rendered = await templates.preview(request.projectId, {
+        subject: request.subject,
+        body: request.body,
+        data: dataOf(request.dataJson),
+        contact: request.contactId ? { id: request.contactId, email: request.contactEmail } : undefined,
+      });
+      return { subject: rendered.subject, body: rendered.body };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { DomainError, validationFailed } from "@herald/errors";
-import { liquidFailure, type Renderer } from "@herald/rendering";
+import { liquidFailure, type Renderer, type RenderVariables, TemplateError } from "@herald/rendering";
 import type { Db } from "../db/client.js";
 import {
   deleteTemplate,
@@ -44,6 +44,9 @@ export const templatePageSizes = { default: 20, max: 100 } as const;
 
 /** Pages past this are answered as this one (always empty in practice): keeps the SQL offset a 32-bit integer. */
 const maxPage = 10_000_000;
+
+/** A preview renders once, for one reader: the budget of one recipient of a send. */
+const previewRenderMs = 500;
 
 const templateNotFound = () => new DomainError("not-found", "TEMPLATE_NOT_FOUND", "Template not found");
 
@@ -140,6 +143,33 @@ export function createTemplates(deps: { db: Db; renderer: Renderer }) {
 
     async delete(projectId: string, id: string): Promise<void> {
       if (!isId(id) || !(await deleteTemplate(db, requireProjectId(projectId), id))) throw templateNotFound();
+    },
+
+    /**
+     * Renders an unsaved subject and body with the data given, checked as a template's are; the
+     * links a send would carry are placeholders, since no email exists.
+     */
+    async preview(
+      projectId: string,
+      input: { subject: string; body: string; data: Record<string, unknown>; contact?: RenderVariables["contact"] },
+    ): Promise<{ subject: string; body: string }> {
+      requireProjectId(projectId);
+      const { fields, violations } = checkTemplateFields({ subject: input.subject, body: input.body });
+      const [first] = violations;
+      if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
+      const source = { subject: fields.subject as string, body: fields.body as string };
+      const problems = renderer.validate(source);
+      if (problems.length > 0) throw liquidFailure(problems);
+      try {
+        return renderer.render(
+          source,
+          { data: input.data, contact: input.contact, unsubscribeUrl: "#unsubscribe", subscribeUrl: "#subscribe", manageUrl: "#manage" },
+          { timeMs: previewRenderMs },
+        );
+      } catch (error) {
+        if (error instanceof TemplateError) throw liquidFailure([error.problem]);
+        throw error;
+      }
     },
 
     /** A copy with a new id and "<name> (copy)"; the sender is copied as is, verified or not since. */

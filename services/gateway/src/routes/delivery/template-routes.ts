@@ -167,6 +167,42 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
     },
   );
 
+  api.post(
+    "/templates/preview",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Render a subject and body that need not be saved, with a contact's data or sample data; nothing is stored or sent",
+        body: Type.Object(
+          {
+            subject: Text,
+            body: Text,
+            contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+            data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ subject: Type.String(), html: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const projectId = projectOf(request);
+      const { subject, body, contactId, data } = request.body;
+      // A contact's stored data first, then the sample data over it, as a send's data is.
+      const contact = contactId ? (await deps.upstreams.contacts.getContact({ projectId, contactId })).contact : undefined;
+      const answer = await templates.previewTemplate({
+        projectId,
+        subject,
+        body,
+        dataJson: JSON.stringify({ ...(contact?.data ?? {}), ...(data ?? {}) }),
+        contactId: contact?.id ?? "",
+        contactEmail: contact?.email ?? "",
+      });
+      return { subject: answer.subject, html: answer.body };
+    },
+  );
+
   api.get(
     "/templates/:id",
     { config, schema: { tags, summary: "One template", params: TemplateId, response: { 200: TemplateSchema } } },

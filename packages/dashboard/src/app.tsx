@@ -1,0 +1,161 @@
+import { lazy, Suspense, useEffect, useState } from "react";
+import { api, orThrow, rememberedProject, setCurrentProject } from "./api";
+import { ActionForm, Field, Loading } from "./components/ui";
+import { useLoad } from "./hooks";
+import { AuthScreen } from "./pages/auth";
+import { navigate, useRoute } from "./router";
+
+const pages = {
+  overview: lazy(() => import("./pages/overview")),
+  contacts: lazy(() => import("./pages/contacts")),
+  templates: lazy(() => import("./pages/templates")),
+  segments: lazy(() => import("./pages/segments")),
+  campaigns: lazy(() => import("./pages/campaigns")),
+  workflows: lazy(() => import("./pages/workflows")),
+  domains: lazy(() => import("./pages/domains")),
+  activity: lazy(() => import("./pages/activity")),
+  settings: lazy(() => import("./pages/settings")),
+};
+type PageName = keyof typeof pages;
+const navigation: [PageName, string][] = [
+  ["overview", "Overview"],
+  ["contacts", "Contacts"],
+  ["templates", "Templates"],
+  ["segments", "Segments"],
+  ["campaigns", "Campaigns"],
+  ["workflows", "Workflows"],
+  ["domains", "Domains"],
+  ["activity", "Activity"],
+  ["settings", "Settings"],
+];
+const authRoutes = new Set(["login", "signup", "forgot", "reset-password", "verify-email"]);
+
+export function App() {
+  const route = useRoute();
+  const [session, setSession] = useState(0);
+  const me = useLoad(async () => {
+    const answer = await api.GET("/users/@me");
+    return answer.response.ok ? answer.data : null;
+  }, [session]);
+  const first = route[0] ?? "overview";
+
+  if (me.loading && me.data === undefined) return <Loading loading />;
+  if (authRoutes.has(first) && (first !== "login" || !me.data)) {
+    return (
+      <AuthScreen
+        mode={first}
+        onSignedIn={() => {
+          navigate("/overview");
+          setSession((value) => value + 1);
+        }}
+      />
+    );
+  }
+  if (!me.data) return <AuthScreen mode="login" onSignedIn={() => setSession((value) => value + 1)} />;
+  return <Workspace user={me.data} route={route} onSignedOut={() => setSession((value) => value + 1)} />;
+}
+
+interface User {
+  email: string;
+  name?: string;
+  emailVerified?: boolean;
+}
+
+function Workspace(props: { user: User; route: string[]; onSignedOut: () => void }) {
+  const projects = useLoad(async () => orThrow(await api.GET("/users/@me/projects")).data, []);
+  const [projectId, setProjectId] = useState<string>();
+  useEffect(() => {
+    const list = projects.data ?? [];
+    const chosen = list.find((project) => project.id === (projectId ?? rememberedProject())) ?? list[0];
+    if (chosen && chosen.id !== projectId) setProjectId(chosen.id);
+  }, [projects.data, projectId]);
+  setCurrentProject(projectId);
+
+  const name = (props.route[0] ?? "overview") as PageName;
+  const Current = pages[name] ?? pages.overview;
+  const project = projects.data?.find((candidate) => candidate.id === projectId);
+
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <nav className="sidebar" aria-label="Main">
+        <p className="brand">Herald</p>
+        {projects.data && projects.data.length > 0 ? (
+          <label className="project-switch">
+            Project
+            <select value={projectId ?? ""} onChange={(event) => setProjectId(event.target.value)}>
+              {projects.data.map((candidate) => (
+                <option key={candidate.id} value={candidate.id}>
+                  {candidate.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <ul>
+          {navigation.map(([page, label]) => (
+            <li key={page}>
+              <a href={`#/${page}`} aria-current={page === name ? "page" : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <p className="who">{props.user.email}</p>
+        <button
+          type="button"
+          className="secondary"
+          onClick={async () => {
+            await api.GET("/auth/logout");
+            setCurrentProject(undefined);
+            navigate("/login");
+            props.onSignedOut();
+          }}
+        >
+          Log out
+        </button>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        {props.user.emailVerified === false ? (
+          <p className="banner" role="status">
+            Your address is not verified yet: follow the link in the email we sent.{" "}
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => void api.POST("/auth/request-verification", { body: { email: props.user.email } })}
+            >
+              Send it again
+            </button>
+          </p>
+        ) : null}
+        <Loading loading={projects.loading && !projects.data} error={projects.error} />
+        {projects.data && projects.data.length === 0 ? <FirstProject onCreated={projects.reload} /> : null}
+        {project ? (
+          <Suspense fallback={<Loading loading />}>
+            <Current key={project.id} project={project} route={props.route.slice(1)} reloadProjects={projects.reload} />
+          </Suspense>
+        ) : null}
+      </main>
+    </div>
+  );
+}
+
+function FirstProject(props: { onCreated: () => void }) {
+  const [name, setName] = useState("");
+  return (
+    <section className="page">
+      <h1>Create your first project</h1>
+      <ActionForm
+        submit="Create the project"
+        action={async () => {
+          orThrow(await api.POST("/users/@me/projects", { body: { name } }));
+          props.onCreated();
+        }}
+      >
+        <Field label="Project name" value={name} onChange={setName} required />
+      </ActionForm>
+    </section>
+  );
+}

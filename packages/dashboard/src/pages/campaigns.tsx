@@ -1,0 +1,260 @@
+import { lazy, Suspense, useState } from "react";
+import { api, orThrow } from "../api";
+import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
+import { ActionButton, ActionForm, Choice, Field, formatDate, Loading, Page, percent, Select } from "../components/ui";
+import { useLoad, usePoll } from "../hooks";
+import { navigate } from "../router";
+import type { PageProps } from "../types";
+import { Pager } from "./templates";
+
+const TimeseriesChart = lazy(() => import("../components/chart"));
+const statuses = ["ALL", "DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"] as const;
+const audienceTypes = ["ALL", "SEGMENT", "FILTERED"] as const;
+
+export default function Campaigns({ route }: PageProps) {
+  if (route[0] === "new") return <NewCampaign />;
+  return route[0] ? <CampaignPage id={route[0]} /> : <CampaignList />;
+}
+
+function CampaignList() {
+  const [status, setStatus] = useState<(typeof statuses)[number]>("ALL");
+  const [page, setPage] = useState(1);
+  const list = useLoad(
+    async () =>
+      orThrow(
+        await api.GET("/campaigns", { params: { query: { page: String(page), pageSize: "20", ...(status === "ALL" ? {} : { status }) } } }),
+      ).data,
+    [status, page],
+  );
+  return (
+    <Page
+      title="Campaigns"
+      actions={
+        <button type="button" onClick={() => navigate("/campaigns/new")}>
+          New campaign
+        </button>
+      }
+    >
+      <Select
+        label="Status"
+        value={status}
+        options={statuses}
+        onChange={(value) => {
+          setStatus(value);
+          setPage(1);
+        }}
+      />
+      <Loading loading={list.loading && !list.data} error={list.error} />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Recipients</th>
+            <th scope="col">Scheduled for</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.data?.data.map((campaign) => (
+            <tr key={campaign.id}>
+              <td>
+                <a href={`#/campaigns/${campaign.id}`}>{campaign.name}</a>
+              </td>
+              <td>{campaign.status}</td>
+              <td>{campaign.totalRecipients}</td>
+              <td>{formatDate(campaign.scheduledFor)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Pager page={page} totalPages={list.data?.totalPages ?? 1} onPage={setPage} />
+    </Page>
+  );
+}
+
+/** A campaign from scratch, or with a template's subject and body copied in; the audience shows its recipient count. */
+function NewCampaign() {
+  const templates = useLoad(async () => orThrow(await api.GET("/templates", { params: { query: { pageSize: "100" } } })).data.data, []);
+  const segments = useLoad(async () => orThrow(await api.GET("/segments")).data, []);
+  const [draft, setDraft] = useState({ name: "", subject: "", body: "", from: "", fromName: "" });
+  const [audienceType, setAudienceType] = useState<(typeof audienceTypes)[number]>("ALL");
+  const [segmentId, setSegmentId] = useState("");
+  const [templateId, setTemplateId] = useState("");
+  const [condition, setCondition] = useState<Condition>(emptyCondition);
+  const set = (key: keyof typeof draft) => (value: string) => setDraft({ ...draft, [key]: value });
+  const audience =
+    audienceType === "SEGMENT" ? { audienceType, segmentId } : audienceType === "FILTERED" ? { audienceType, condition } : { audienceType };
+  return (
+    <Page title="New campaign">
+      <Choice
+        label="Start from a template"
+        value={templateId}
+        empty="Blank"
+        options={(templates.data ?? []).map((template) => ({ value: template.id, label: template.name }))}
+        onChange={(id) => {
+          setTemplateId(id);
+          const template = templates.data?.find((each) => each.id === id);
+          if (template) {
+            setDraft({ ...draft, subject: template.subject, body: template.body, from: template.from, fromName: template.fromName ?? "" });
+          }
+        }}
+      />
+      <ActionForm
+        submit="Create the campaign"
+        action={async () => {
+          const body = {
+            ...draft,
+            fromName: draft.fromName || undefined,
+            audienceType,
+            ...(audienceType === "SEGMENT" ? { segmentId } : {}),
+            ...(audienceType === "FILTERED" ? { audienceCondition: condition } : {}),
+          };
+          const created = orThrow(await api.POST("/campaigns", { body: body as never })).data;
+          navigate(`/campaigns/${created.data.id}`);
+        }}
+      >
+        <Field label="Name" value={draft.name} onChange={set("name")} required />
+        <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
+        <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
+        <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
+        <Field label="Body (HTML with Liquid)" value={draft.body} onChange={set("body")} multiline rows={10} />
+        <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
+        {audienceType === "SEGMENT" ? (
+          <Choice
+            label="Segment"
+            value={segmentId}
+            empty="Choose a segment"
+            required
+            options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
+            onChange={setSegmentId}
+          />
+        ) : null}
+        {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
+        {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}
+      </ActionForm>
+    </Page>
+  );
+}
+
+/** One campaign: send now, schedule, cancel, test send, and its stats with rates and a chart. */
+function CampaignPage(props: { id: string }) {
+  const path = { id: props.id };
+  const campaign = useLoad(async () => orThrow(await api.GET("/campaigns/{id}", { params: { path } })).data, [props.id]);
+  const stats = useLoad(async () => orThrow(await api.GET("/campaigns/{id}/stats", { params: { path } })).data, [props.id]);
+  const sending = campaign.data?.status === "SENDING" || campaign.data?.status === "SCHEDULED";
+  usePoll(true, sending ? 2000 : 10_000, stats.reload);
+  usePoll(sending, 2000, campaign.reload);
+  const [scheduledFor, setScheduledFor] = useState("");
+  const [testEmail, setTestEmail] = useState("");
+  const since = stats.data?.sentAt ?? campaign.data?.createdAt;
+  const series = useLoad(
+    async () =>
+      typeof since === "string"
+        ? orThrow(await api.GET("/analytics/timeseries", { params: { query: { from: since, to: new Date().toISOString() } } })).data
+        : undefined,
+    [since, stats.data?.sent],
+  );
+  if (!campaign.data) return <Loading loading={campaign.loading} error={campaign.error} />;
+  const { status } = campaign.data;
+  const refresh = () => {
+    campaign.reload();
+    stats.reload();
+  };
+  return (
+    <Page title={campaign.data.name}>
+      <p>
+        Status: <strong data-testid="campaign-status">{status}</strong>
+        {campaign.data.scheduledFor ? ` for ${formatDate(campaign.data.scheduledFor)}` : ""}
+        {campaign.data.stopReason ? ` (${campaign.data.stopReason})` : ""}
+      </p>
+      <div className="toolbar">
+        {status === "DRAFT" ? (
+          <>
+            <ActionButton
+              label="Send now"
+              action={async () => {
+                orThrow(await api.POST("/campaigns/{id}/send", { params: { path }, body: {} }));
+                refresh();
+              }}
+            />
+            <ActionForm
+              className="form inline"
+              submit="Schedule"
+              action={async () => {
+                orThrow(
+                  await api.POST("/campaigns/{id}/send", {
+                    params: { path },
+                    body: { scheduledFor: new Date(scheduledFor).toISOString() },
+                  }),
+                );
+                refresh();
+              }}
+            >
+              <Field label="Send at" type="datetime-local" value={scheduledFor} onChange={setScheduledFor} required />
+            </ActionForm>
+          </>
+        ) : null}
+        {sending ? (
+          <ActionButton
+            label="Cancel"
+            kind="danger"
+            action={async () => {
+              orThrow(await api.POST("/campaigns/{id}/cancel", { params: { path } }));
+              refresh();
+            }}
+          />
+        ) : null}
+        <ActionForm
+          className="form inline"
+          submit="Send a test"
+          action={async () => {
+            orThrow(await api.POST("/campaigns/{id}/test", { params: { path }, body: { email: testEmail } }));
+          }}
+        >
+          <Field label="Test address" type="email" value={testEmail} onChange={setTestEmail} required />
+        </ActionForm>
+        <ActionButton
+          label="Duplicate"
+          kind="secondary"
+          action={async () => navigate(`/campaigns/${orThrow(await api.POST("/campaigns/{id}/duplicate", { params: { path } })).data.id}`)}
+        />
+      </div>
+      <h2>Stats</h2>
+      {stats.data ? (
+        <dl className="stats">
+          <dt>Recipients</dt>
+          <dd>{stats.data.totalRecipients}</dd>
+          <dt>Sent</dt>
+          <dd data-testid="stat-sent">{stats.data.sent}</dd>
+          <dt>Delivered</dt>
+          <dd>
+            {stats.data.delivered} ({percent(stats.data.deliveryRate)})
+          </dd>
+          <dt>Opened</dt>
+          <dd>
+            {stats.data.opened} ({percent(stats.data.openRate)})
+          </dd>
+          <dt>Clicked</dt>
+          <dd data-testid="stat-clicked">
+            {stats.data.clicked} ({percent(stats.data.clickRate)})
+          </dd>
+          <dt>Bounced</dt>
+          <dd>
+            {stats.data.bounced} ({percent(stats.data.bounceRate)})
+          </dd>
+          <dt>Complaints</dt>
+          <dd>{stats.data.complained}</dd>
+          <dt>Unsubscribed</dt>
+          <dd>{stats.data.unsubscribed}</dd>
+        </dl>
+      ) : (
+        <Loading loading={stats.loading} error={stats.error} />
+      )}
+      {series.data ? (
+        <Suspense fallback={<p>Loading the chart…</p>}>
+          <TimeseriesChart buckets={series.data.buckets} series={["sent", "delivered", "opened", "clicked"]} />
+        </Suspense>
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,33 @@
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+
+/** Where the dashboard's built files are (packages/dashboard/dist, a dependency of the gateway). */
+const dashboardRoot = dirname(fileURLToPath(import.meta.resolve("@herald/dashboard/dist/index.html")));
+
+/**
+ * The web dashboard under /app/ (packages/dashboard): its files, with index.html for every
+ * path of the app; GET / sends a browser there. The links in account emails point at the API's
+ * paths; a browser that follows one lands on the dashboard's screen for it.
+ */
+export async function registerDashboard(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyStatic, {
+    root: dashboardRoot,
+    prefix: "/app/",
+    // Vite names every asset by its content hash: cache them for a year; index.html never.
+    setHeaders(reply, path) {
+      reply.header("cache-control", path.endsWith("index.html") ? "no-cache" : "public, max-age=31536000, immutable");
+    },
+    schemaHide: true,
+  });
+  const hidden = { schema: { hide: true }, config: { auth: "none" } } as const;
+  app.get("/", hidden, (_request, reply) => reply.redirect("/app/"));
+  app.get("/app", hidden, (_request, reply) => reply.redirect("/app/"));
+  for (const screen of ["verify-email", "reset-password"]) {
+    app.get<{ Querystring: { token?: string } }>(`/auth/${screen}`, hidden, (request, reply) => {
+      const token = typeof request.query.token === "string" ? request.query.token.slice(0, 512) : "";
+      return reply.redirect(`/app/#/${screen}?token=${encodeURIComponent(token)}`);
+    });
+  }
+}
