@@ -73,6 +73,30 @@ describe("the routes the dashboard added", () => {
     });
   });
 
+  describe("POST /templates/:id/test", () => {
+    it("sends the saved template to one address with the data given, and 404s another project's template", async () => {
+      const { domain } = await verifiedDomain(call, dns, key, "template-test");
+      const template = await call<{ id: string }>("POST", "/templates", {
+        key,
+        body: { name: "Test me", subject: "Hi {{ data.firstName }}", body: "<p>Plan {{ data.plan }}</p>", from: `hello@${domain}` },
+      });
+      expect(template.status).toBe(201);
+      const to = uniqueEmail("template-test");
+      const sent = await call<{ success: boolean; emailId: string }>("POST", `/templates/${template.body.id}/test`, {
+        key,
+        body: { email: to, data: { firstName: "Ada", plan: "pro" } },
+      });
+      expect(sent.status).toBe(200);
+      expect(sent.body.emailId).toMatch(/^[0-9a-f-]{36}$/);
+      const [email] = await sink.waitForMessages(1, { to, timeoutMs: 60_000 });
+      expect(email?.raw).toMatch(/^Subject: Hi Ada\r$/m);
+
+      const foreign = await call<ErrorBody>("POST", `/templates/${template.body.id}/test`, { key: other.secretKey, body: { email: to } });
+      expect(foreign.status).toBe(404);
+      expect((await call("POST", `/templates/${template.body.id}/test`, { key, body: { email: to, extra: true } })).status).toBe(422);
+    });
+  });
+
   describe("POST /audiences/count", () => {
     it("counts the subscribed contacts of ALL, a SEGMENT and a FILTERED audience, in this project only", async () => {
       const counted = await createProject(call, (await signUp(call, "audience")).cookie, "Audience");

@@ -1,6 +1,6 @@
 import { lazy, Suspense } from "react";
 import { api, orThrow } from "../api";
-import { formatDate, Loading, Page } from "../components/ui";
+import { formatDate, Loading, Page, percent } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -24,11 +24,47 @@ export default function Activity(_: PageProps) {
       <div className="split">
         <section aria-labelledby="top-campaigns">
           <h2 id="top-campaigns">Top campaigns</h2>
-          <pre className="json">{JSON.stringify(topCampaigns.data ?? [], null, 2)}</pre>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Campaign</th>
+                <th scope="col">Sent</th>
+                <th scope="col">Opened</th>
+                <th scope="col">Clicked</th>
+              </tr>
+            </thead>
+            <tbody>
+              {topCampaigns.data?.data.map((campaign) => (
+                <tr key={campaign.campaignId}>
+                  <td>
+                    <a href={`#/campaigns/${campaign.campaignId}`}>{campaign.name}</a>
+                  </td>
+                  <td>{campaign.sent}</td>
+                  <td>{percent(campaign.openRate)}</td>
+                  <td>{percent(campaign.clickRate)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </section>
         <section aria-labelledby="top-events">
           <h2 id="top-events">Top events</h2>
-          <pre className="json">{JSON.stringify(topEvents.data ?? [], null, 2)}</pre>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Count</th>
+              </tr>
+            </thead>
+            <tbody>
+              {topEvents.data?.events.map((event) => (
+                <tr key={event.name}>
+                  <td>{event.name}</td>
+                  <td>{event.count}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </section>
       </div>
       <h2>Feed</h2>

@@ -155,6 +155,7 @@ function TemplateEditor(props: { id: string | undefined }) {
           <Field label="Sample data for the preview (JSON)" value={sample} onChange={setSample} multiline rows={3} />
         </ActionForm>
         <section className="preview" aria-labelledby="preview-title" aria-live="polite">
+          {props.id ? <TestSend templateId={props.id} sample={sample} /> : null}
           <h2 id="preview-title">Preview</h2>
           <ErrorNote error={preview.error} />
           {preview.rendered ? (
@@ -168,6 +169,31 @@ function TemplateEditor(props: { id: string | undefined }) {
         </section>
       </div>
     </Page>
+  );
+}
+
+/** Sends the saved template to one address with the sample data (POST /templates/:id/test). */
+function TestSend(props: { templateId: string; sample: string }) {
+  const [email, setEmail] = useState("");
+  const [sent, setSent] = useState(false);
+  return (
+    <ActionForm
+      className="form inline"
+      submit="Send a test"
+      action={async () => {
+        setSent(false);
+        orThrow(
+          await api.POST("/templates/{id}/test", {
+            params: { path: { id: props.templateId } },
+            body: { email, data: parseObject(props.sample) },
+          }),
+        );
+        setSent(true);
+      }}
+    >
+      <Field label="Test address" type="email" value={email} onChange={setEmail} required />
+      {sent ? <p role="status">Sent: the saved version, with the sample data.</p> : null}
+    </ActionForm>
   );
 }
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { workflowUsage } from "../automation/workflow-usage.js";
+import { jsonDataOf } from "../contacts/json.js";
 import { badQuery, iso, positiveIntegerOf } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
@@ -266,6 +267,33 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       const answer = await templates.duplicateTemplate({ projectId: projectOf(request), id: request.params.id });
       const template = toTemplateJson(answer.template);
       return reply.status(201).send({ id: template.id, template });
+    },
+  );
+
+  api.post(
+    "/templates/:id/test",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "Send the template to one address, rendered with the data given, as POST /v1/send would (the address becomes a contact if new)",
+        params: TemplateId,
+        body: Type.Object(
+          { email: Type.String({ minLength: 3, maxLength: 254 }), data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ success: Type.Boolean(), emailId: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const answer = await deps.upstreams.emails.sendEmail({
+        projectId: projectOf(request),
+        to: [{ email: request.body.email }],
+        templateId: request.params.id,
+        data: jsonDataOf(request.body.data),
+      });
+      return { success: true, emailId: answer.emails[0]?.emailId ?? "" };
     },
   );
 
