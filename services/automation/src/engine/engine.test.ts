@@ -7,7 +7,7 @@ import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, type Db } from "../db/client.js";
-import { applyTriggerEvent } from "../events/trigger-consumer.js";
+import { applyTriggerEvent, mayTrigger } from "../events/trigger-consumer.js";
 import { createWorkflows, type Workflows } from "../workflows/workflows.js";
 import { createStepRunner } from "./step-runner.js";
 import { createStepExecutors } from "./steps.js";
@@ -132,5 +132,18 @@ describe("the workflow engine", () => {
       expect(delay?.attempts).toBe(2);
       expect(execution.steps.find((step) => step.stepType === "EXIT")?.attempts).toBe(1);
     }
+  });
+
+  it("passes over, by the index alone, an event that neither triggers a workflow nor ends a wait", async () => {
+    const contactId = randomUUID();
+    // The index is loaded, and knows no such workflow...
+    expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(false);
+    await enabledWorkflow("signed.up", true, [{ type: "WAIT_FOR_EVENT", config: { eventName: "onboarded", timeout: 60 } }]);
+    // ...and knows it as soon as enabling it has answered, on the replica that enabled it.
+    expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(true);
+    expect(await mayTrigger(tracked("onboarded", contactId), index)).toBe(true);
+    expect(await mayTrigger(tracked("page.viewed", contactId), index)).toBe(false);
+    // Another project's workflows do not count.
+    expect(await mayTrigger({ ...tracked("signed.up", contactId), projectId: randomUUID() }, index)).toBe(false);
   });
 });
