@@ -5,11 +5,12 @@ import { createEnvelope } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createDb, type Db } from "../db/client.js";
 import { applyTriggerEvent, mayTrigger } from "../events/trigger-consumer.js";
 import { createWorkflows, type Workflows } from "../workflows/workflows.js";
 import { createStepRunner } from "./step-runner.js";
+import type { StepExecutor } from "./step-outcome.js";
 import { createStepExecutors } from "./steps.js";
 import { createTriggerIndex } from "./trigger-index.js";
 
@@ -145,5 +146,77 @@ describe("the workflow engine", () => {
     expect(await mayTrigger(tracked("page.viewed", contactId), index)).toBe(false);
     // Another project's workflows do not count.
     expect(await mayTrigger({ ...tracked("signed.up", contactId), projectId: randomUUID() }, index)).toBe(false);
+  });
+
+  it("wakes a WAIT_FOR_EVENT by an event that comes before it reached WAITING: while PENDING, and during its first pass", async () => {
+    const workflow = await workflows.create(projectId, { name: "trial", description: "", eventName: "trial.started", allowReentry: true });
+    const step = (type: string, name: string, config: Record<string, unknown>) =>
+      workflows.createStep(projectId, workflow.id, { type, name, config });
+    const wait = await step("WAIT_FOR_EVENT", "wait", { eventName: "trial.converted", timeout: 3_600 });
+    const converted = await step("EXIT", "converted", { reason: "converted" });
+    const gaveUp = await step("EXIT", "gave up", { reason: "timed out" });
+    for (const [toStepId, branch] of [
+      [converted.id, "event"],
+      [gaveUp.id, "timeout"],
+    ] as const)
+      await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId, branch, priority: 0 });
+    await workflows.update(projectId, workflow.id, { enabled: true });
+
+    // Early: the event is applied before any runner has claimed the wait.
+    const early = randomUUID();
+    await apply(tracked("trial.started", early));
+    expect(await apply(tracked("trial.converted", early, { plan: "pro" }))).toBe(true);
+    // Midway: the event is applied while a runner runs the wait's first pass, before it records WAITING.
+    const midway = randomUUID();
+    await apply(tracked("trial.started", midway));
+    const executors = createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 1 });
+    let inFirstPass: () => void = () => {};
+    const firstPassStarted = new Promise<void>((resolve) => {
+      inFirstPass = resolve;
+    });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const pausedWait: StepExecutor = async (input) => {
+      if (input.run.contactId === midway && input.run.wakeReason === null) {
+        inFirstPass();
+        await released;
+      }
+      return (executors.WAIT_FOR_EVENT as StepExecutor)(input);
+    };
+    const runner = createStepRunner({
+      db,
+      logger: createLogger({ name: "test", level: "silent" }),
+      executors: { ...executors, WAIT_FOR_EVENT: pausedWait },
+      batchSize: 10,
+      leaseMs: 30_000,
+      idleMs: 50,
+    });
+    runner.start();
+    try {
+      await firstPassStarted;
+      expect(await apply(tracked("trial.converted", midway, { plan: "team" }))).toBe(true);
+      release();
+      await vi.waitFor(
+        async () => {
+          const executions = await executionsOf(workflow.id);
+          expect(executions.map((execution) => execution.status)).toEqual(["EXITED", "EXITED"]);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+    } finally {
+      release();
+      await runner.stop();
+    }
+    for (const [contactId, plan] of [
+      [early, "pro"],
+      [midway, "team"],
+    ] as const) {
+      const [execution] = (await executionsOf(workflow.id)).filter((candidate) => candidate.contactId === contactId);
+      expect(execution?.reason).toBe("converted");
+      const waited = execution?.steps.find((run) => run.stepType === "WAIT_FOR_EVENT");
+      expect(waited).toMatchObject({ status: "COMPLETED", output: { event: { name: "trial.converted", data: { plan } } } });
+    }
   });
 });

@@ -44,8 +44,10 @@ export async function startExecution(
             ${trigger.eventId ?? null}, ${trigger.name}, ${JSON.stringify(trigger.data)}::jsonb, ${entry.id}::uuid)
     ON CONFLICT (workflow_id, trigger_event_id) DO NOTHING`;
   if (created === 0) return undefined;
+  // A WAIT_FOR_EVENT waits from the moment it is reached: its event name is on the run from the start (stepRunWaitingFor).
   await tx.$executeRaw`
-    INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id)
-    VALUES (${crypto.randomUUID()}::uuid, ${executionId}::uuid, ${workflow.projectId}, ${entry.id}::uuid, ${entry.type}, 'PENDING', ${contactId})`;
+    INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id, waiting_for)
+    VALUES (${crypto.randomUUID()}::uuid, ${executionId}::uuid, ${workflow.projectId}, ${entry.id}::uuid, ${entry.type}, 'PENDING', ${contactId},
+            (SELECT config->>'eventName' FROM workflow_steps WHERE id = ${entry.id}::uuid AND type = 'WAIT_FOR_EVENT'))`;
   return executionId;
 }

@@ -1,7 +1,7 @@
 import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { nextTransition } from "../domain/graph.js";
-import type { JsonObject } from "../domain/step-config.js";
+import { type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
 import { activeStatuses } from "../domain/step-types.js";
 import type { ClaimedRun, RunExecution, StepExecutor, StepOutcome } from "./step-outcome.js";
 
@@ -53,7 +53,8 @@ export function createStepRunner(deps: {
           attempts = r.attempts + 1,
           started_at = COALESCE(r.started_at, now()),
           wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
-          waiting_for = NULL
+          -- A timer that fires ends the wait; a WAIT_FOR_EVENT on its first pass still listens until it records WAITING.
+          waiting_for = CASE WHEN due.status = 'WAITING' THEN NULL ELSE r.waiting_for END
       FROM due WHERE r.id = due.id
       RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at`;
     return rows.map((row) => ({
@@ -185,6 +186,7 @@ export function createStepRunner(deps: {
               stepType: nextStep.type,
               status: "PENDING",
               contactId: run.contactId,
+              waitingFor: stepRunWaitingFor(nextStep),
             },
           });
           await tx.workflowExecution.update({ where: { id: run.executionId }, data: { status: "RUNNING", currentStepId: nextStep.id } });

@@ -53,10 +53,14 @@ export async function applyTriggerEvent(tx: Tx, event: EventEnvelope, index: Tri
     queued ||= started !== undefined;
   }
   if (waited) {
+    // A WAIT_FOR_EVENT run waits from the moment it is created (waiting_for is set then), so an event that
+    // comes while the run is still PENDING, or RUNNING on its way to WAITING, wakes it too: the runner's
+    // record of that pass finds its claim gone (status is no longer RUNNING) and the woken run goes on.
     const output = JSON.stringify({ event: { name: event.type, data } });
     const woken = await tx.$executeRaw`
       UPDATE workflow_step_runs SET status = 'PENDING', run_at = now(), wake_reason = 'event', waiting_for = NULL, output = ${output}::jsonb
-      WHERE project_id = ${event.projectId} AND contact_id = ${event.contactId} AND waiting_for = ${event.type} AND status = 'WAITING'`;
+      WHERE project_id = ${event.projectId} AND contact_id = ${event.contactId} AND waiting_for = ${event.type}
+        AND status IN ('PENDING', 'RUNNING', 'WAITING')`;
     queued ||= woken > 0;
   }
   return queued;
