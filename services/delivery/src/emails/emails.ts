@@ -38,9 +38,7 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
   const markers = recipient ? input.linkMarkers : undefined;
   const subject = markers && recipient ? withRecipientLinks(input.subject, markers, recipient) : input.subject;
   const linked = markers && recipient ? withRecipientLinks(input.html, markers, recipient) : input.html;
-  const html = links
-    ? withTracking(linked, { ...links, choice: trackingChoiceOf(links.mode, marketing), projectId, emailId: id })
-    : linked;
+  const html = links ? withTracking(linked, { ...links, choice: trackingChoiceOf(links.mode, marketing), projectId, emailId: id }) : linked;
   const listUnsubscribe = input.listUnsubscribe ?? (marketing && recipient ? { url: recipient.unsubscribeUrl } : undefined);
   return {
     id,
