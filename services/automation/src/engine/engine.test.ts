@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createDb, type Db } from "../db/client.js";
 import { applyTriggerEvent, mayTrigger } from "../events/trigger-consumer.js";
 import { createWorkflows, type Workflows } from "../workflows/workflows.js";
-import { createStepRunner } from "./step-runner.js";
 import type { StepExecutor } from "./step-outcome.js";
+import { createStepRunner } from "./step-runner.js";
 import { createStepExecutors } from "./steps.js";
 import { createTriggerIndex } from "./trigger-index.js";
 
@@ -217,6 +217,58 @@ describe("the workflow engine", () => {
       expect(execution?.reason).toBe("converted");
       const waited = execution?.steps.find((run) => run.stepType === "WAIT_FOR_EVENT");
       expect(waited).toMatchObject({ status: "COMPLETED", output: { event: { name: "trial.converted", data: { plan } } } });
+    }
+  });
+
+  it("fires DELAY timers in bulk and queues what follows as a record would: a WAIT_FOR_EVENT after a DELAY listens at once", async () => {
+    const workflow = await workflows.create(projectId, { name: "nudge", description: "", eventName: "cart.left", allowReentry: true });
+    const step = (type: string, name: string, config: Record<string, unknown>) =>
+      workflows.createStep(projectId, workflow.id, { type, name, config });
+    const delay = await step("DELAY", "an hour", { amount: 1, unit: "hours" });
+    const wait = await step("WAIT_FOR_EVENT", "wait", { eventName: "cart.paid", timeout: 3_600 });
+    const paid = await step("EXIT", "paid", { reason: "paid" });
+    const unpaid = await step("EXIT", "unpaid", { reason: "unpaid" });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: delay.id, toStepId: wait.id, branch: "", priority: 0 });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId: paid.id, branch: "event", priority: 0 });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId: unpaid.id, branch: "timeout", priority: 0 });
+    await workflows.update(projectId, workflow.id, { enabled: true });
+    const contacts = Array.from({ length: 5 }, () => randomUUID());
+    for (const contactId of contacts) await apply(tracked("cart.left", contactId));
+    const runner = createStepRunner({
+      db,
+      logger: createLogger({ name: "test", level: "silent" }),
+      // The hour lasts 0.36 s here.
+      executors: createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 0.0001 }),
+      batchSize: 10,
+      leaseMs: 30_000,
+      idleMs: 50,
+    });
+    runner.start();
+    try {
+      // Once a contact's wait is queued, its event ends the wait, in whatever state the run is by then.
+      await vi.waitFor(
+        async () => {
+          const waits = await db.workflowStepRun.count({ where: { stepId: wait.id } });
+          expect(waits).toBe(contacts.length);
+        },
+        { timeout: 30_000, interval: 50 },
+      );
+      for (const contactId of contacts) expect(await apply(tracked("cart.paid", contactId))).toBe(true);
+      await vi.waitFor(
+        async () => {
+          const executions = await executionsOf(workflow.id);
+          expect(executions.map((execution) => execution.status)).toEqual(contacts.map(() => "EXITED"));
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+    } finally {
+      await runner.stop();
+    }
+    for (const execution of await executionsOf(workflow.id)) {
+      expect(execution.reason).toBe("paid");
+      const timer = execution.steps.find((run) => run.stepType === "DELAY");
+      expect(timer).toMatchObject({ status: "COMPLETED", attempts: 2, wakeReason: "timer" });
+      expect(timer?.finishedAt?.getTime()).toBeGreaterThanOrEqual(timer?.dueAt?.getTime() ?? Number.NaN);
     }
   });
 });
