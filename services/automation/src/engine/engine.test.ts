@@ -139,8 +139,15 @@ describe("the workflow engine", () => {
     const contactId = randomUUID();
     // The index is loaded, and knows no such workflow...
     expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(false);
-    await enabledWorkflow("signed.up", true, [{ type: "WAIT_FOR_EVENT", config: { eventName: "onboarded", timeout: 60 } }]);
-    // ...and knows it as soon as enabling it has answered, on the replica that enabled it.
+    await enabledWorkflow("signed.up", true, [{ type: "EXIT", config: {} }]);
+    // A WAIT_FOR_EVENT counts even in a workflow not enabled (yet, or any more: its executions may still wait).
+    const draft = await workflows.create(projectId, { name: "draft", description: "", eventName: "drafted", allowReentry: false });
+    await workflows.createStep(projectId, draft.id, {
+      type: "WAIT_FOR_EVENT",
+      name: "wait",
+      config: { eventName: "onboarded", timeout: 60 },
+    });
+    // ...and knows both as soon as the changes have answered, on the replica that made them.
     expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(true);
     expect(await mayTrigger(tracked("onboarded", contactId), index)).toBe(true);
     expect(await mayTrigger(tracked("page.viewed", contactId), index)).toBe(false);
