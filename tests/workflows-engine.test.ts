@@ -42,6 +42,7 @@ describe("workflows: the engine, end to end through /v1/track", () => {
 
   it("SEND_EMAIL: a tracked event starts the workflow, which renders contact data, trigger data and context, and sends through delivery", async () => {
     const event = eventName("signed_up");
+    const team = uniqueEmail("team");
     const workflow = await flows.create({
       eventName: event,
       steps: [
@@ -51,8 +52,13 @@ describe("workflows: the engine, end to end through /v1/track", () => {
           config: {
             from: `hello@${domain}`,
             subject: "Welcome {{ name }}",
-            body: "<p>Plan {{ plan }}, coupon {{ trigger.data.coupon }}</p>",
+            body: '<p>Plan {{ plan }}, coupon {{ trigger.data.coupon }}</p><p><a href="{{ unsubscribeUrl }}">Unsubscribe</a> <a href="{{ manageUrl }}">Preferences</a></p>',
           },
+        },
+        {
+          ref: "notify",
+          type: "SEND_EMAIL",
+          config: { from: `hello@${domain}`, to: team, subject: "New signup", body: "<p>[{{ unsubscribeUrl }}]</p>" },
         },
         { ref: "done", type: "EXIT", config: { reason: "welcomed" } },
       ],
@@ -63,11 +69,22 @@ describe("workflows: the engine, end to end through /v1/track", () => {
     const parsed = await simpleParser(message?.raw ?? "");
     expect(parsed.subject).toBe("Welcome Ada");
     expect(parsed.html).toContain("Plan pro");
-    // Workflow mail is marketing mail: it carries List-Unsubscribe (docs/api-decisions.md).
-    expect(message?.raw).toMatch(/^List-Unsubscribe:\s+<http[^>]+\/unsubscribe\/[^>]+>/m);
+    // Workflow mail is marketing mail: it carries List-Unsubscribe (docs/api-decisions.md), and the body's
+    // {{unsubscribeUrl}} and {{manageUrl}} are the contact's own pages, signed by delivery.
+    const listUnsubscribe = /^List-Unsubscribe:\s+<(http[^>]+\/unsubscribe\/([^>]+))>/m.exec(message?.raw ?? "");
+    expect(listUnsubscribe, message?.raw).not.toBeNull();
+    const [, unsubscribeUrl, token] = listUnsubscribe ?? [];
+    expect(parsed.html).toContain(`<a href="${unsubscribeUrl}">Unsubscribe</a>`);
+    expect(parsed.html).toContain(`/manage/${token}">Preferences</a>`);
+    expect((await fetch(unsubscribeUrl ?? "")).status).toBe(200);
+    // Mail to a fixed address is not the contact's: no List-Unsubscribe, and its links render empty.
+    const [notice] = await sink.waitForMessages(1, { to: team, timeoutMs: 30_000 });
+    expect(notice?.raw).not.toMatch(/^List-Unsubscribe:/m);
+    expect((await simpleParser(notice?.raw ?? "")).html).toContain("<p>[]</p>");
     const execution = await flows.executionWhen(workflow.id, (await onlyExecution(workflow.id, contactId)).id, finished);
     expect(execution).toMatchObject({ status: "EXITED", exitReason: "welcomed", triggerEvent: event });
     expect(execution.steps.map((step) => [step.stepType, step.status])).toEqual([
+      ["SEND_EMAIL", "COMPLETED"],
       ["SEND_EMAIL", "COMPLETED"],
       ["EXIT", "COMPLETED"],
     ]);

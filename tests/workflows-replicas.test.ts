@@ -12,9 +12,16 @@ const sink = testSmtpSinkClient(smtp.controlUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 
 /**
- * A second automation process beside the stack's, on the same database and consumer groups:
- * two replicas claim from one queue. It is killed with SIGKILL while executions wait on
- * DELAY timers, which the stack's replica then fires.
+ * A second automation process beside the stack's, on the same database: two replicas claim
+ * from one queue. It is killed with SIGKILL while executions wait on DELAY timers, which the
+ * stack's replica then fires.
+ *
+ * Its Kafka consumer groups are its own. In the stack's groups it would take over half of the
+ * partitions that every other test file's tracked events go through, each rebalance would pause
+ * them all, and once killed it would hold its partitions until its session lapsed (30 s):
+ * tests running beside this one would wait that long for their workflows to start. In groups of
+ * its own it applies every event a second time, which the engine makes harmless (one execution
+ * per workflow and event, one wake per wait).
  */
 describe("workflows: two replicas, and a replica killed during a DELAY", () => {
   let project: CreatedProject;
@@ -40,6 +47,7 @@ describe("workflows: two replicas, and a replica killed during a DELAY", () => {
         WEBHOOK_ALLOWED_ADDRESSES: webhookReceiverAddress,
         // Short leases: a step the killed replica had claimed is taken over within seconds.
         STEP_LEASE_MS: "2000",
+        KAFKA_GROUP_PREFIX: `replica-${randomUUID()}.`,
       },
       120_000,
     );

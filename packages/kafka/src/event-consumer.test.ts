@@ -36,11 +36,14 @@ describe("the event consumer", () => {
       messages: values.map((value) => ({ key: "one-key", value: Buffer.isBuffer(value) ? value : Buffer.from(encodeEnvelope(value)) })),
     });
 
+  /** failOnce: the project id whose event fails once; chunks: handleChunk; refusing: the project-id prefix accepts refuses. */
+  type ConsumerOptions = { failOnce?: string; chunks?: boolean; refusing?: string };
+
   /** A consumer that records in `applied` what it applies. */
   async function consume(
     topic: string,
     groupId: string,
-    options: { failOnce?: string; chunks?: boolean } = {},
+    options: ConsumerOptions = {},
   ): Promise<EventConsumer & { failed: () => boolean }> {
     let failed = false;
     const record = async (event: EventEnvelope, tx: SqlClient) => {
@@ -50,7 +53,16 @@ describe("the event consumer", () => {
         throw new Error("the handler fails once, after its write");
       }
     };
-    const common = { kafka, groupId, topics: [topic], db: schema.db, logger, fromBeginning: true };
+    const { refusing } = options;
+    const common = {
+      kafka,
+      groupId,
+      topics: [topic],
+      db: schema.db,
+      logger,
+      fromBeginning: true,
+      ...(refusing ? { accepts: async (event: EventEnvelope) => !event.projectId.startsWith(refusing) } : {}),
+    };
     const consumer: EventConsumer = options.chunks
       ? createEventConsumer({
           ...common,
@@ -64,7 +76,7 @@ describe("the event consumer", () => {
   }
 
   /** A topic and a consumer group of their own, and a consumer in that group. */
-  async function startConsumer(options: { failOnce?: string; chunks?: boolean } = {}) {
+  async function startConsumer(options: ConsumerOptions = {}) {
     const { topic, drop } = await createTestTopic(kafka);
     const groupId = `kafka-test-${randomUUID()}`;
     const consumer = await consume(topic, groupId, options);
@@ -154,6 +166,41 @@ describe("the event consumer", () => {
     } finally {
       await consumer.stop();
       await drop();
+    }
+  });
+
+  it("passes over the events accepts refuses, without a transaction or a processed_events row, and commits past them", async () => {
+    for (const chunks of [false, true]) {
+      const { topic, groupId, consumer, drop } = await startConsumer({ chunks, refusing: "p-refused" });
+      try {
+        const duplicate = eventOf("p-wanted-twice");
+        await publish(topic, [
+          eventOf("p-refused-1"),
+          eventOf("p-wanted-1"),
+          eventOf("p-refused-2"),
+          duplicate,
+          duplicate,
+          eventOf("p-refused-3"),
+          eventOf("p-wanted-2"),
+          eventOf("p-refused-4"),
+        ]);
+        // The group's committed offset passes the last event, which was refused: nothing is read again.
+        await vi.waitFor(async () => {
+          const admin = kafka.admin();
+          await admin.connect();
+          try {
+            const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+            expect(committed?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: "8" })]);
+          } finally {
+            await admin.disconnect();
+          }
+        }, eventually);
+        expect(await applied(groupId)).toEqual(["p-wanted-1", "p-wanted-twice", "p-wanted-2"]);
+        expect(await processed(groupId)).toBe(3);
+      } finally {
+        await consumer.stop();
+        await drop();
+      }
     }
   });
 });

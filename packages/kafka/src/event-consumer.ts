@@ -33,6 +33,13 @@ function headerValues(headers: IHeaders | undefined): Record<string, string> {
  * A consumer gives either `handle`, called once per event, or `handleChunk`, called
  * once per transaction with the chunk's events not applied before (in order): the
  * latter lets a consumer that only adds up counters write a chunk in a few statements.
+ *
+ * `accepts`, when given, is asked first about every event, outside any transaction: an
+ * event it refuses is passed over with no transaction and no processed_events row. It
+ * suits a consumer that acts on few of the events it reads (the automation service's
+ * triggers, most tracked events matching no workflow), provided that applying a refused
+ * event would have changed nothing: a redelivered event is asked again, so one refused
+ * at first and accepted on its redelivery is applied then, once.
  */
 export function createEventConsumer<Tx extends SqlClient>(
   options: {
@@ -48,6 +55,8 @@ export function createEventConsumer<Tx extends SqlClient>(
      * as there is one event.
      */
     batchWindowMs?: number;
+    /** Whether the event is worth applying at all; refused ones are passed over without a write. */
+    accepts?: (event: EventEnvelope) => boolean | Promise<boolean>;
   } & ({ handle: (event: EventEnvelope, tx: Tx) => Promise<void> } | { handleChunk: (events: EventEnvelope[], tx: Tx) => Promise<void> }),
 ): EventConsumer {
   const { db, groupId, logger } = options;
@@ -132,37 +141,43 @@ export function createEventConsumer<Tx extends SqlClient>(
       // A batch's events are applied in transactions of up to eventsPerTransaction, in order: one
       // BEGIN and COMMIT per chunk instead of per event is what lets a busy topic keep up.
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const pending: Array<{ event: EventEnvelope; parent: Context; offset: string }> = [];
-        const applyPending = async () => {
-          const last = pending.at(-1);
-          if (!last) return;
-          await db.$transaction((tx) => applyChunk(tx, batch.topic, pending), { maxWait: 10_000, timeout: 120_000 });
-          resolveOffset(last.offset);
-          pending.length = 0;
+        const pending: Array<{ event: EventEnvelope; parent: Context }> = [];
+        // The last message read: every message up to it is in pending, applied, or passed over.
+        let through: string | undefined;
+        let unresolved = 0;
+        const settle = async () => {
+          if (pending.length > 0) {
+            await db.$transaction((tx) => applyChunk(tx, batch.topic, pending), { maxWait: 10_000, timeout: 120_000 });
+            pending.length = 0;
+          }
+          if (through === undefined) return;
+          resolveOffset(through);
+          unresolved = 0;
           await heartbeat();
         };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
-          if (!message.value) {
-            await applyPending();
-            resolveOffset(message.offset);
-            continue;
+          through = message.offset;
+          unresolved++;
+          const event = message.value ? decodedOrSkipped(message.value, batch.topic, message.offset) : undefined;
+          if (event && (options.accepts === undefined || (await options.accepts(event)))) {
+            pending.push({ event, parent: traceContextOf(message.headers) });
           }
-          let event: EventEnvelope;
-          try {
-            event = decodeEnvelope(message.value);
-          } catch (error) {
-            logger.warn({ err: error, topic: batch.topic, offset: message.offset }, "skipping a message that is not an event envelope");
-            await applyPending();
-            resolveOffset(message.offset);
-            continue;
-          }
-          pending.push({ event, parent: traceContextOf(message.headers), offset: message.offset });
-          if (pending.length >= eventsPerTransaction) await applyPending();
+          if (pending.length >= eventsPerTransaction || unresolved >= messagesPerSettle) await settle();
         }
-        await applyPending();
+        await settle();
       },
     });
+  }
+
+  /** The message's envelope; a message that is not one is logged and passed over rather than blocking its partition. */
+  function decodedOrSkipped(value: Buffer, topic: string, offset: string): EventEnvelope | undefined {
+    try {
+      return decodeEnvelope(value);
+    } catch (error) {
+      logger.warn({ err: error, topic, offset }, "skipping a message that is not an event envelope");
+      return undefined;
+    }
   }
 
   return managedConsumer({
@@ -183,6 +198,9 @@ const startTimeoutMs = 60_000;
 
 /** Events applied in one transaction at most. */
 const eventsPerTransaction = 200;
+
+/** Messages read (applied or passed over) between two offset resolutions and heartbeats at most. */
+const messagesPerSettle = 1_000;
 
 /**
  * The life of a consumer: `create` makes it and `run` connects, subscribes and runs it.

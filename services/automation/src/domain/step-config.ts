@@ -32,6 +32,16 @@ export interface WaitForEventConfig {
   /** Seconds. */
   timeout: number;
 }
+/**
+ * The event a new run of the step waits for: a WAIT_FOR_EVENT waits from the moment its run
+ * is created, so that an event arriving before the run reaches WAITING is not lost.
+ */
+export function stepRunWaitingFor(step: { type: string; config: unknown }): string | null {
+  if (step.type !== "WAIT_FOR_EVENT") return null;
+  const eventName = (step.config as Partial<WaitForEventConfig> | null)?.eventName;
+  return typeof eventName === "string" ? eventName : null;
+}
+
 export interface ConditionConfig {
   condition: ConditionTree;
 }

@@ -5,10 +5,11 @@ import { createEnvelope } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createDb, type Db } from "../db/client.js";
-import { applyTriggerEvent } from "../events/trigger-consumer.js";
+import { applyTriggerEvent, mayTrigger } from "../events/trigger-consumer.js";
 import { createWorkflows, type Workflows } from "../workflows/workflows.js";
+import type { StepExecutor } from "./step-outcome.js";
 import { createStepRunner } from "./step-runner.js";
 import { createStepExecutors } from "./steps.js";
 import { createTriggerIndex } from "./trigger-index.js";
@@ -131,6 +132,150 @@ describe("the workflow engine", () => {
       // Claimed once to start, once when its timer fired; never by both runners at once.
       expect(delay?.attempts).toBe(2);
       expect(execution.steps.find((step) => step.stepType === "EXIT")?.attempts).toBe(1);
+    }
+  });
+
+  it("passes over, by the index alone, an event that neither triggers a workflow nor ends a wait", async () => {
+    const contactId = randomUUID();
+    // The index is loaded, and knows no such workflow...
+    expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(false);
+    await enabledWorkflow("signed.up", true, [{ type: "EXIT", config: {} }]);
+    // A WAIT_FOR_EVENT counts even in a workflow not enabled (yet, or any more: its executions may still wait).
+    const draft = await workflows.create(projectId, { name: "draft", description: "", eventName: "drafted", allowReentry: false });
+    await workflows.createStep(projectId, draft.id, {
+      type: "WAIT_FOR_EVENT",
+      name: "wait",
+      config: { eventName: "onboarded", timeout: 60 },
+    });
+    // ...and knows both as soon as the changes have answered, on the replica that made them.
+    expect(await mayTrigger(tracked("signed.up", contactId), index)).toBe(true);
+    expect(await mayTrigger(tracked("onboarded", contactId), index)).toBe(true);
+    expect(await mayTrigger(tracked("page.viewed", contactId), index)).toBe(false);
+    // Another project's workflows do not count.
+    expect(await mayTrigger({ ...tracked("signed.up", contactId), projectId: randomUUID() }, index)).toBe(false);
+  });
+
+  it("wakes a WAIT_FOR_EVENT by an event that comes before it reached WAITING: while PENDING, and during its first pass", async () => {
+    const workflow = await workflows.create(projectId, { name: "trial", description: "", eventName: "trial.started", allowReentry: true });
+    const step = (type: string, name: string, config: Record<string, unknown>) =>
+      workflows.createStep(projectId, workflow.id, { type, name, config });
+    const wait = await step("WAIT_FOR_EVENT", "wait", { eventName: "trial.converted", timeout: 3_600 });
+    const converted = await step("EXIT", "converted", { reason: "converted" });
+    const gaveUp = await step("EXIT", "gave up", { reason: "timed out" });
+    for (const [toStepId, branch] of [
+      [converted.id, "event"],
+      [gaveUp.id, "timeout"],
+    ] as const)
+      await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId, branch, priority: 0 });
+    await workflows.update(projectId, workflow.id, { enabled: true });
+
+    // Early: the event is applied before any runner has claimed the wait.
+    const early = randomUUID();
+    await apply(tracked("trial.started", early));
+    expect(await apply(tracked("trial.converted", early, { plan: "pro" }))).toBe(true);
+    // Midway: the event is applied while a runner runs the wait's first pass, before it records WAITING.
+    const midway = randomUUID();
+    await apply(tracked("trial.started", midway));
+    const executors = createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 1 });
+    let inFirstPass: () => void = () => {};
+    const firstPassStarted = new Promise<void>((resolve) => {
+      inFirstPass = resolve;
+    });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const pausedWait: StepExecutor = async (input) => {
+      if (input.run.contactId === midway && input.run.wakeReason === null) {
+        inFirstPass();
+        await released;
+      }
+      return (executors.WAIT_FOR_EVENT as StepExecutor)(input);
+    };
+    const runner = createStepRunner({
+      db,
+      logger: createLogger({ name: "test", level: "silent" }),
+      executors: { ...executors, WAIT_FOR_EVENT: pausedWait },
+      batchSize: 10,
+      leaseMs: 30_000,
+      idleMs: 50,
+    });
+    runner.start();
+    try {
+      await firstPassStarted;
+      expect(await apply(tracked("trial.converted", midway, { plan: "team" }))).toBe(true);
+      release();
+      await vi.waitFor(
+        async () => {
+          const executions = await executionsOf(workflow.id);
+          expect(executions.map((execution) => execution.status)).toEqual(["EXITED", "EXITED"]);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+    } finally {
+      release();
+      await runner.stop();
+    }
+    for (const [contactId, plan] of [
+      [early, "pro"],
+      [midway, "team"],
+    ] as const) {
+      const [execution] = (await executionsOf(workflow.id)).filter((candidate) => candidate.contactId === contactId);
+      expect(execution?.reason).toBe("converted");
+      const waited = execution?.steps.find((run) => run.stepType === "WAIT_FOR_EVENT");
+      expect(waited).toMatchObject({ status: "COMPLETED", output: { event: { name: "trial.converted", data: { plan } } } });
+    }
+  });
+
+  it("fires DELAY timers in bulk and queues what follows as a record would: a WAIT_FOR_EVENT after a DELAY listens at once", async () => {
+    const workflow = await workflows.create(projectId, { name: "nudge", description: "", eventName: "cart.left", allowReentry: true });
+    const step = (type: string, name: string, config: Record<string, unknown>) =>
+      workflows.createStep(projectId, workflow.id, { type, name, config });
+    const delay = await step("DELAY", "an hour", { amount: 1, unit: "hours" });
+    const wait = await step("WAIT_FOR_EVENT", "wait", { eventName: "cart.paid", timeout: 3_600 });
+    const paid = await step("EXIT", "paid", { reason: "paid" });
+    const unpaid = await step("EXIT", "unpaid", { reason: "unpaid" });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: delay.id, toStepId: wait.id, branch: "", priority: 0 });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId: paid.id, branch: "event", priority: 0 });
+    await workflows.createTransition(projectId, workflow.id, { fromStepId: wait.id, toStepId: unpaid.id, branch: "timeout", priority: 0 });
+    await workflows.update(projectId, workflow.id, { enabled: true });
+    const contacts = Array.from({ length: 5 }, () => randomUUID());
+    for (const contactId of contacts) await apply(tracked("cart.left", contactId));
+    const runner = createStepRunner({
+      db,
+      logger: createLogger({ name: "test", level: "silent" }),
+      // The hour lasts 0.36 s here.
+      executors: createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 0.0001 }),
+      batchSize: 10,
+      leaseMs: 30_000,
+      idleMs: 50,
+    });
+    runner.start();
+    try {
+      // Once a contact's wait is queued, its event ends the wait, in whatever state the run is by then.
+      await vi.waitFor(
+        async () => {
+          const waits = await db.workflowStepRun.count({ where: { stepId: wait.id } });
+          expect(waits).toBe(contacts.length);
+        },
+        { timeout: 30_000, interval: 50 },
+      );
+      for (const contactId of contacts) expect(await apply(tracked("cart.paid", contactId))).toBe(true);
+      await vi.waitFor(
+        async () => {
+          const executions = await executionsOf(workflow.id);
+          expect(executions.map((execution) => execution.status)).toEqual(contacts.map(() => "EXITED"));
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+    } finally {
+      await runner.stop();
+    }
+    for (const execution of await executionsOf(workflow.id)) {
+      expect(execution.reason).toBe("paid");
+      const timer = execution.steps.find((run) => run.stepType === "DELAY");
+      expect(timer).toMatchObject({ status: "COMPLETED", attempts: 2, wakeReason: "timer" });
+      expect(timer?.finishedAt?.getTime()).toBeGreaterThanOrEqual(timer?.dueAt?.getTime() ?? Number.NaN);
     }
   });
 });

@@ -31,23 +31,23 @@ export async function startExecution(
 ): Promise<string | undefined> {
   const entry = entryStepOf(workflow.steps, workflow.transitions);
   if (!entry) return undefined;
-  if (trigger.eventId !== undefined) {
-    // The consumer records processed event ids too; this keeps a start idempotent on its own.
-    const started = await tx.$queryRaw<unknown[]>`
-      SELECT 1 FROM workflow_executions WHERE workflow_id = ${workflow.id}::uuid AND trigger_event_id = ${trigger.eventId}`;
-    if (started.length > 0) return undefined;
-  }
   const entered = await tx.$executeRaw`
     INSERT INTO workflow_entrants (workflow_id, contact_id) VALUES (${workflow.id}::uuid, ${contactId})
     ON CONFLICT DO NOTHING`;
   if (entered === 0 && !workflow.allowReentry) return undefined;
   const executionId = crypto.randomUUID();
-  await tx.$executeRaw`
+  // One execution per (workflow, event), whoever applies the event and however often: the consumer
+  // records processed event ids too, but this keeps a start idempotent on its own, under concurrency too.
+  const created = await tx.$executeRaw`
     INSERT INTO workflow_executions (id, workflow_id, project_id, contact_id, status, context, trigger_event_id, trigger_event, trigger_data, current_step_id)
     VALUES (${executionId}::uuid, ${workflow.id}::uuid, ${workflow.projectId}, ${contactId}, 'RUNNING', ${JSON.stringify(context)}::jsonb,
-            ${trigger.eventId ?? null}, ${trigger.name}, ${JSON.stringify(trigger.data)}::jsonb, ${entry.id}::uuid)`;
+            ${trigger.eventId ?? null}, ${trigger.name}, ${JSON.stringify(trigger.data)}::jsonb, ${entry.id}::uuid)
+    ON CONFLICT (workflow_id, trigger_event_id) DO NOTHING`;
+  if (created === 0) return undefined;
+  // A WAIT_FOR_EVENT waits from the moment it is reached: its event name is on the run from the start (stepRunWaitingFor).
   await tx.$executeRaw`
-    INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id)
-    VALUES (${crypto.randomUUID()}::uuid, ${executionId}::uuid, ${workflow.projectId}, ${entry.id}::uuid, ${entry.type}, 'PENDING', ${contactId})`;
+    INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id, waiting_for)
+    VALUES (${crypto.randomUUID()}::uuid, ${executionId}::uuid, ${workflow.projectId}, ${entry.id}::uuid, ${entry.type}, 'PENDING', ${contactId},
+            (SELECT config->>'eventName' FROM workflow_steps WHERE id = ${entry.id}::uuid AND type = 'WAIT_FOR_EVENT'))`;
   return executionId;
 }

@@ -1,12 +1,15 @@
 import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { nextTransition } from "../domain/graph.js";
-import type { JsonObject } from "../domain/step-config.js";
+import { type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
 import { activeStatuses } from "../domain/step-types.js";
 import type { ClaimedRun, RunExecution, StepExecutor, StepOutcome } from "./step-outcome.js";
 
 /** A step that failed this many times for temporary reasons fails its execution. */
 const maxAttempts = 8;
+
+/** DELAY timers fired by one statement at most (fireDelays). */
+const timersPerPass = 1_000;
 
 interface ClaimedRow {
   id: string;
@@ -19,6 +22,22 @@ interface ClaimedRow {
   wake_reason: string | null;
   output: JsonObject;
   created_at: Date;
+  workflow_id: string;
+  execution_status: string;
+  context: JsonObject;
+  trigger_event: string;
+  trigger_data: JsonObject;
+  /** Null when the step was deleted since the run was queued. */
+  step_name: string | null;
+  step_config: JsonObject | null;
+  step_kind: string | null;
+}
+
+/** A claimed run with what running it reads: its execution and its step (read by the claim's statement). */
+interface Claimed {
+  run: ClaimedRun;
+  execution: RunExecution;
+  step: { id: string; type: string; name: string; config: JsonObject } | undefined;
 }
 
 /**
@@ -38,7 +57,7 @@ export function createStepRunner(deps: {
 }) {
   const { db, logger } = deps;
 
-  async function claim(): Promise<ClaimedRun[]> {
+  async function claim(): Promise<Claimed[]> {
     const rows = await db.$queryRaw<ClaimedRow[]>`
       WITH due AS (
         SELECT id, status FROM workflow_step_runs
@@ -46,34 +65,55 @@ export function createStepRunner(deps: {
         ORDER BY run_at
         LIMIT ${deps.batchSize}
         FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE workflow_step_runs r
+        SET status = 'RUNNING',
+            run_at = now() + ${deps.leaseMs}::int * interval '1 millisecond',
+            attempts = r.attempts + 1,
+            started_at = COALESCE(r.started_at, now()),
+            wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
+            -- A timer that fires ends the wait; a WAIT_FOR_EVENT on its first pass still listens until it records WAITING.
+            waiting_for = CASE WHEN due.status = 'WAITING' THEN NULL ELSE r.waiting_for END
+        FROM due WHERE r.id = due.id
+        RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at
       )
-      UPDATE workflow_step_runs r
-      SET status = 'RUNNING',
-          run_at = now() + ${deps.leaseMs}::int * interval '1 millisecond',
-          attempts = r.attempts + 1,
-          started_at = COALESCE(r.started_at, now()),
-          wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
-          waiting_for = NULL
-      FROM due WHERE r.id = due.id
-      RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at`;
+      SELECT c.*, e.workflow_id, e.status AS execution_status, e.context, e.trigger_event, e.trigger_data,
+             s.name AS step_name, s.config AS step_config, s.type AS step_kind
+      FROM claimed c
+      JOIN workflow_executions e ON e.id = c.execution_id
+      LEFT JOIN workflow_steps s ON s.id = c.step_id`;
     return rows.map((row) => ({
-      id: row.id,
-      executionId: row.execution_id,
-      projectId: row.project_id,
-      contactId: row.contact_id,
-      stepId: row.step_id,
-      stepType: row.step_type,
-      attempts: row.attempts,
-      wakeReason: row.wake_reason,
-      output: row.output ?? {},
-      createdAt: row.created_at,
+      run: {
+        id: row.id,
+        executionId: row.execution_id,
+        projectId: row.project_id,
+        contactId: row.contact_id,
+        stepId: row.step_id,
+        stepType: row.step_type,
+        attempts: row.attempts,
+        wakeReason: row.wake_reason,
+        output: row.output ?? {},
+        createdAt: row.created_at,
+      },
+      execution: {
+        id: row.execution_id,
+        workflowId: row.workflow_id,
+        projectId: row.project_id,
+        contactId: row.contact_id,
+        status: row.execution_status,
+        context: row.context ?? {},
+        triggerEvent: row.trigger_event,
+        triggerData: row.trigger_data ?? {},
+      },
+      step:
+        row.step_kind === null
+          ? undefined
+          : { id: row.step_id, type: row.step_kind, name: row.step_name ?? "", config: row.step_config ?? {} },
     }));
   }
 
-  async function execute(run: ClaimedRun): Promise<void> {
-    const execution = await db.workflowExecution.findUnique({ where: { id: run.executionId } });
-    const step = await db.workflowStep.findUnique({ where: { id: run.stepId } });
-    if (!execution || !(activeStatuses as readonly string[]).includes(execution.status)) {
+  async function execute({ run, execution, step }: Claimed): Promise<void> {
+    if (!(activeStatuses as readonly string[]).includes(execution.status)) {
       await db.workflowStepRun.updateMany({
         where: { id: run.id, status: "RUNNING", attempts: run.attempts },
         data: { status: "CANCELLED", finishedAt: new Date() },
@@ -86,12 +126,7 @@ export function createStepRunner(deps: {
       outcome = { kind: "fail", error: step ? `No executor for ${step.type}` : "The step was deleted while the execution ran" };
     } else {
       try {
-        outcome = await executor({
-          run,
-          execution: execution as RunExecution,
-          step: { id: step.id, type: step.type, name: step.name, config: step.config as JsonObject },
-          now: new Date(),
-        });
+        outcome = await executor({ run, execution, step, now: new Date() });
       } catch (error) {
         logger.warn({ err: error, runId: run.id, stepType: run.stepType }, "a workflow step failed; it will be retried");
         outcome = { kind: "retry", error: error instanceof Error ? error.message : String(error), delayMs: 1_000 };
@@ -167,9 +202,27 @@ export function createStepRunner(deps: {
             data: { status: "COMPLETED", finishedAt: now, error: "", ...output },
           });
           if (claimed.count === 0) return;
-          const transitions = await tx.workflowTransition.findMany({ where: { workflowId, fromStepId: run.stepId } });
-          const transition = nextTransition(transitions, run.stepId, outcome.branch);
-          const nextStep = transition ? await tx.workflowStep.findUnique({ where: { id: transition.toStepId } }) : null;
+          // The branch's transitions with the steps they lead to, in one statement.
+          const transitions = await tx.$queryRaw<
+            Array<{
+              from_step_id: string;
+              to_step_id: string;
+              branch: string;
+              priority: number;
+              created_at: Date;
+              type: string;
+              config: JsonObject;
+            }>
+          >`
+            SELECT t.from_step_id, t.to_step_id, t.branch, t.priority, t.created_at, s.type, s.config
+            FROM workflow_transitions t JOIN workflow_steps s ON s.id = t.to_step_id
+            WHERE t.workflow_id = ${workflowId}::uuid AND t.from_step_id = ${run.stepId}::uuid AND t.branch = ${outcome.branch}`;
+          const transition = nextTransition(
+            transitions.map((row) => ({ ...row, fromStepId: row.from_step_id, toStepId: row.to_step_id, createdAt: row.created_at })),
+            run.stepId,
+            outcome.branch,
+          );
+          const nextStep = transition ? { id: transition.toStepId, type: transition.type, config: transition.config } : null;
           if (!nextStep) {
             await tx.workflowExecution.update({
               where: { id: run.executionId },
@@ -185,6 +238,7 @@ export function createStepRunner(deps: {
               stepType: nextStep.type,
               status: "PENDING",
               contactId: run.contactId,
+              waitingFor: stepRunWaitingFor(nextStep),
             },
           });
           await tx.workflowExecution.update({ where: { id: run.executionId }, data: { status: "RUNNING", currentStepId: nextStep.id } });
@@ -192,6 +246,55 @@ export function createStepRunner(deps: {
         }
       }
     });
+  }
+
+  /**
+   * Fires up to `timersPerPass` DELAY timers that are due, in one statement: a fired DELAY needs
+   * no executor, only its record (the run COMPLETED, the next step's run queued, the execution
+   * moved on, or COMPLETED when nothing follows, or the run CANCELLED when its execution was).
+   * Each timer's run is taken with FOR UPDATE SKIP LOCKED and its execution locked as record()
+   * locks it, so a replica's claim or a cancellation meets it as it meets a record. Answers how
+   * many fired. Timers it leaves (more than the limit) are claimed as any run is, and the DELAY
+   * executor records them one by one.
+   */
+  async function fireDelays(): Promise<number> {
+    const fired = await db.$executeRaw`
+      WITH due AS (
+        SELECT id, execution_id, project_id, contact_id, step_id FROM workflow_step_runs
+        WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now()
+        ORDER BY run_at
+        LIMIT ${timersPerPass}
+        FOR UPDATE SKIP LOCKED
+      ), live AS (
+        SELECT due.*, e.workflow_id FROM due JOIN workflow_executions e ON e.id = due.execution_id
+        WHERE e.status IN ('RUNNING', 'WAITING')
+        FOR UPDATE OF e
+      ), next AS (
+        SELECT DISTINCT ON (live.id) live.id, live.execution_id, live.project_id, live.contact_id,
+               s.id AS step_id, s.type AS step_type,
+               CASE WHEN s.type = 'WAIT_FOR_EVENT' THEN s.config->>'eventName' END AS waiting_for
+        FROM live
+        LEFT JOIN workflow_transitions t ON t.workflow_id = live.workflow_id AND t.from_step_id = live.step_id AND t.branch = ''
+        LEFT JOIN workflow_steps s ON s.id = t.to_step_id
+        ORDER BY live.id, t.priority, t.created_at
+      ), completed AS (
+        UPDATE workflow_step_runs r
+        SET status = CASE WHEN live.id IS NULL THEN 'CANCELLED' ELSE 'COMPLETED' END,
+            attempts = r.attempts + 1, wake_reason = 'timer', started_at = COALESCE(r.started_at, now()), finished_at = now(), error = ''
+        FROM due LEFT JOIN live ON live.id = due.id
+        WHERE r.id = due.id
+      ), queued AS (
+        INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id, waiting_for)
+        SELECT gen_random_uuid(), execution_id, project_id, step_id, step_type, 'PENDING', contact_id, waiting_for
+        FROM next WHERE step_id IS NOT NULL
+      )
+      UPDATE workflow_executions e
+      SET status = CASE WHEN next.step_id IS NULL THEN 'COMPLETED' ELSE 'RUNNING' END,
+          current_step_id = next.step_id,
+          finished_at = CASE WHEN next.step_id IS NULL THEN now() ELSE e.finished_at END,
+          updated_at = now()
+      FROM next WHERE e.id = next.execution_id`;
+    return fired;
   }
 
   /** The delay until the next run falls due, capped at idleMs. */
@@ -208,17 +311,21 @@ export function createStepRunner(deps: {
     logger,
     idleMs: deps.idleMs,
     pass: async () => {
+      // Due timers first, in bulk: a burst of them fires on time however busy the other steps keep the runner.
+      const fired = await fireDelays();
       const runs = await claim();
       await Promise.all(
-        runs.map((run) =>
-          execute(run).catch((error: unknown) =>
-            logger.error({ err: error, runId: run.id }, "recording a workflow step failed; its lease will lapse and it will run again"),
+        runs.map((claimed) =>
+          execute(claimed).catch((error: unknown) =>
+            logger.error(
+              { err: error, runId: claimed.run.id },
+              "recording a workflow step failed; its lease will lapse and it will run again",
+            ),
           ),
         ),
       );
-      if (runs.length >= deps.batchSize) return "busy";
       // A step that just queued another (or a short timer) is due at once: look again now.
-      return runs.length > 0 ? "busy" : untilNextDue();
+      return runs.length > 0 || fired > 0 ? "busy" : untilNextDue();
     },
   });
 

@@ -50,6 +50,13 @@ const protoFieldTypes: Partial<Record<ProtoFieldType, FieldType>> = {
   [ProtoFieldType.DATE]: "date",
 };
 
+/** Strings rendered where the recipient's own links go in a SEND_EMAIL; delivery, which signs the links, writes them in their place. */
+export const recipientLinkMarkers = {
+  unsubscribeUrl: "%%herald-unsubscribe-url%%",
+  subscribeUrl: "%%herald-subscribe-url%%",
+  manageUrl: "%%herald-manage-url%%",
+} as const;
+
 export interface StepClients {
   contacts: Client<typeof ContactsService>;
   conditionSubjects: Client<typeof ConditionSubjectsService>;
@@ -169,9 +176,15 @@ export function createStepExecutors(deps: { clients: StepClients; delayScale: nu
         trigger: { name: execution.triggerEvent, data: execution.triggerData },
         context: execution.context,
       };
+      // Mail to the contact gets the contact's own links, which delivery signs and writes where the markers are;
+      // mail to a fixed address is not the contact's to unsubscribe from, and its links render empty.
+      const toContact = !config.to;
       let rendered: { subject: string; body: string };
       try {
-        rendered = renderer.render({ subject, body }, { data, contact: { id: contact.id, email: contact.email } });
+        rendered = renderer.render(
+          { subject, body },
+          { data, contact: { id: contact.id, email: contact.email }, ...(toContact ? recipientLinkMarkers : {}) },
+        );
       } catch (error) {
         if (error instanceof TemplateError) return { kind: "fail", error: `The email does not render: ${error.message}` };
         throw error;
@@ -181,7 +194,8 @@ export function createStepExecutors(deps: { clients: StepClients; delayScale: nu
         projectId: execution.projectId,
         // One email per step run, however often the run is retried or claimed again.
         idempotencyKey: `workflow-step:${run.id}`,
-        contactId: config.to ? "" : contact.id,
+        contactId: toContact ? contact.id : "",
+        ...(toContact ? { linkMarkers: recipientLinkMarkers } : {}),
         to: { email: to, name: "" },
         from: { email: fromEmail, name: fromName },
         ...(replyTo ? { replyTo: { email: replyTo, name: "" } } : {}),

@@ -28,6 +28,13 @@ export function eventDataOf(event: EventEnvelope): JsonObject {
   return {};
 }
 
+/** Whether an event can start or wake anything, by the in-memory index alone: most tracked events cannot. */
+export async function mayTrigger(event: EventEnvelope, index: TriggerIndex): Promise<boolean> {
+  if (!event.contactId || !event.projectId) return false;
+  const triggers = await index.get(event.projectId);
+  return triggers.byEvent.has(event.type) || triggers.waitedFor.has(event.type);
+}
+
 /**
  * Applies one event in the consumer's transaction: starts every enabled workflow whose
  * trigger it matches for its contact, and wakes the contact's WAIT_FOR_EVENT steps that
@@ -46,16 +53,25 @@ export async function applyTriggerEvent(tx: Tx, event: EventEnvelope, index: Tri
     queued ||= started !== undefined;
   }
   if (waited) {
+    // A WAIT_FOR_EVENT run waits from the moment it is created (waiting_for is set then), so an event that
+    // comes while the run is still PENDING, or RUNNING on its way to WAITING, wakes it too: the runner's
+    // record of that pass finds its claim gone (status is no longer RUNNING) and the woken run goes on.
     const output = JSON.stringify({ event: { name: event.type, data } });
     const woken = await tx.$executeRaw`
       UPDATE workflow_step_runs SET status = 'PENDING', run_at = now(), wake_reason = 'event', waiting_for = NULL, output = ${output}::jsonb
-      WHERE project_id = ${event.projectId} AND contact_id = ${event.contactId} AND waiting_for = ${event.type} AND status = 'WAITING'`;
+      WHERE project_id = ${event.projectId} AND contact_id = ${event.contactId} AND waiting_for = ${event.type}
+        AND status IN ('PENDING', 'RUNNING', 'WAITING')`;
     queued ||= woken > 0;
   }
   return queued;
 }
 
-/** Tracked events and email activity start workflows and end waits; a redelivered event is applied once (processed_events). */
+/**
+ * Tracked events and email activity start workflows and end waits. Most events match no
+ * enabled workflow and no wait: the index in memory says so, and they are passed over with
+ * no write at all. The others are applied in chunks, their ids recorded in processed_events
+ * in one statement per chunk, so that a redelivered event is applied once.
+ */
 export function createTriggerConsumer(options: {
   kafka: Kafka;
   db: Db;
@@ -70,9 +86,12 @@ export function createTriggerConsumer(options: {
     topics: [topics.contactEvents, topics.emailActivity],
     db: options.db,
     logger: options.logger,
-    handle: async (event, tx) => {
+    accepts: (event) => mayTrigger(event, options.index),
+    handleChunk: async (events, tx) => {
+      let queued = false;
+      for (const event of events) queued = (await applyTriggerEvent(tx, event, options.index)) || queued;
       // The runner polls too: a nudge that comes before this transaction commits costs one idle interval at most.
-      if (await applyTriggerEvent(tx, event, options.index)) setTimeout(options.nudgeRunner, 20);
+      if (queued) setTimeout(options.nudgeRunner, 20);
     },
   });
 }

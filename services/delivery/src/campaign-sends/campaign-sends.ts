@@ -5,7 +5,7 @@ import { suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, type EmailInput, type MailboxInput, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import type { Emails } from "../emails/emails.js";
-import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
+import { type LinkTokens, recipientLinks, withRecipientLinks } from "../links/link-tokens.js";
 import { requireVerifiedSenderDomain } from "../sending-domains/sender-domain.js";
 
 export type CampaignSends = ReturnType<typeof createCampaignSends>;
@@ -32,14 +32,6 @@ export type CampaignEmailResult = { outcome: "enqueued" | "already-enqueued"; em
 
 /** The queue's key of a campaign's email to one contact: a resumed fan-out finds it and enqueues nobody twice. */
 export const campaignIdempotencyKey = (campaignId: string, contactId: string) => `campaign:${campaignId}:${contactId}`;
-
-const withLinks = (html: string, markers: CampaignBatch["markers"], links: ReturnType<typeof recipientLinks>) => {
-  let out = html;
-  for (const name of ["unsubscribeUrl", "subscribeUrl", "manageUrl"] as const) {
-    if (markers[name] !== "") out = out.replaceAll(markers[name], links[name]);
-  }
-  return out;
-};
 
 /**
  * The campaigns service's door to the send queue (proto CampaignSendsService): batches of
@@ -87,7 +79,7 @@ export function createCampaignSends(deps: { db: Db; pool: pg.Pool; emails: Email
           from: batch.from,
           ...(batch.replyTo ? { replyTo: batch.replyTo } : {}),
           subject: email.subject,
-          html: withLinks(email.html, batch.markers, links),
+          html: withRecipientLinks(email.html, batch.markers, links),
           listUnsubscribe: { url: links.unsubscribeUrl },
           category: "CAMPAIGN",
           campaignId: batch.campaignId,

@@ -20,6 +20,13 @@ export interface AttachmentInput {
 }
 
 /** One rendered email as the callers of the queue hand it over. */
+/** Strings rendered where the Liquid variables unsubscribeUrl, subscribeUrl and manageUrl go; empty: none. */
+export interface RecipientLinkMarkers {
+  unsubscribeUrl: string;
+  subscribeUrl: string;
+  manageUrl: string;
+}
+
 export interface EmailInput {
   idempotencyKey?: string;
   contactId?: string;
@@ -31,6 +38,8 @@ export interface EmailInput {
   headers?: Record<string, string>;
   attachments?: AttachmentInput[];
   listUnsubscribe?: { url: string; mailto?: string };
+  /** Where the caller rendered the recipient's links: with a contact, its signed links replace them. */
+  linkMarkers?: RecipientLinkMarkers;
   category?: EmailCategory;
   templateId?: string;
   campaignId?: string;

@@ -6,7 +6,7 @@ import type { Db } from "../db/client.js";
 import { type EmailRow, findEmail, insertEmails, type NewEmailRow, suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
-import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
+import { type LinkTokens, recipientLinks, withRecipientLinks } from "../links/link-tokens.js";
 import { type TrackingMode, trackingChoiceOf, withTracking } from "../tracking/html-tracking.js";
 
 export type Emails = ReturnType<typeof createEmails>;
@@ -23,22 +23,23 @@ export interface EmailLinks {
 }
 
 /**
- * The row to store: the HTML with tracking when the mode asks for it, and marketing mail
- * with a one-click List-Unsubscribe to the recipient's page when the caller gave none.
+ * The row to store: the recipient's links where the caller rendered markers for them, the
+ * HTML with tracking when the mode asks for it, and marketing mail with a one-click
+ * List-Unsubscribe to the recipient's page when the caller gave none.
  */
 function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode: TrackingMode }) | undefined): NewEmailRow {
   const id = randomUUID();
   const fromEmail = input.from.email.trim();
   const category = input.category ?? "TRANSACTIONAL";
   const marketing = category !== "TRANSACTIONAL";
-  const html = links
-    ? withTracking(input.html, { ...links, choice: trackingChoiceOf(links.mode, marketing), projectId, emailId: id })
-    : input.html;
-  const listUnsubscribe =
-    input.listUnsubscribe ??
-    (marketing && links && input.contactId
-      ? { url: recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId).unsubscribeUrl }
-      : undefined);
+  const needsLinks = input.linkMarkers !== undefined || (marketing && input.listUnsubscribe === undefined);
+  const recipient =
+    links && input.contactId && needsLinks ? recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId) : undefined;
+  const markers = recipient ? input.linkMarkers : undefined;
+  const subject = markers && recipient ? withRecipientLinks(input.subject, markers, recipient) : input.subject;
+  const linked = markers && recipient ? withRecipientLinks(input.html, markers, recipient) : input.html;
+  const html = links ? withTracking(linked, { ...links, choice: trackingChoiceOf(links.mode, marketing), projectId, emailId: id }) : linked;
+  const listUnsubscribe = input.listUnsubscribe ?? (marketing && recipient ? { url: recipient.unsubscribeUrl } : undefined);
   return {
     id,
     projectId,
@@ -49,7 +50,7 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
     fromEmail,
     fromName: orNull(input.from.name),
     replyTo: input.replyTo ? normaliseAddress(input.replyTo.email) : null,
-    subject: input.subject,
+    subject,
     html,
     headers: input.headers ?? {},
     attachments: (input.attachments ?? []).map((attachment) => ({

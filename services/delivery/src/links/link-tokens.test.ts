@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createLinkTokens, type LinkToken, recipientLinks } from "./link-tokens.js";
+import { createLinkTokens, type LinkToken, recipientLinks, withRecipientLinks } from "./link-tokens.js";
 
 const tokens = createLinkTokens("a link signing secret of at least 32 characters");
 
@@ -40,5 +40,13 @@ describe("link tokens", () => {
       manageUrl: `https://mail.example.com/manage/${token}`,
     });
     expect(tokens.read(token)).toEqual({ kind: "recipient", projectId, contactId });
+  });
+
+  it("writes the recipient's links where a caller rendered markers, every occurrence; an empty marker is not looked for", () => {
+    const links = recipientLinks(tokens, "https://mail.example.com", randomUUID(), randomUUID());
+    const markers = { unsubscribeUrl: "%%u%%", subscribeUrl: "%%s%%", manageUrl: "" };
+    expect(withRecipientLinks('<a href="%%u%%">%%u%%</a> %%s%% [%%m%%]', markers, links)).toBe(
+      `<a href="${links.unsubscribeUrl}">${links.unsubscribeUrl}</a> ${links.subscribeUrl} [%%m%%]`,
+    );
   });
 });

@@ -67,6 +67,17 @@ export function createLinkTokens(secret: string): LinkTokens {
   };
 }
 
+export type RecipientLinks = ReturnType<typeof recipientLinks>;
+
+/** The text with the recipient's links where a caller rendered markers for them (an empty marker is not looked for). */
+export function withRecipientLinks(text: string, markers: Record<keyof RecipientLinks, string>, links: RecipientLinks): string {
+  let out = text;
+  for (const name of ["unsubscribeUrl", "subscribeUrl", "manageUrl"] as const) {
+    if (markers[name] !== "") out = out.replaceAll(markers[name], links[name]);
+  }
+  return out;
+}
+
 /** The recipient's links at the gateway's public URL (the Liquid variables unsubscribeUrl, subscribeUrl, manageUrl). */
 export function recipientLinks(tokens: LinkTokens, publicUrl: string, projectId: string, contactId: string) {
   const token = tokens.sign({ kind: "recipient", projectId, contactId });

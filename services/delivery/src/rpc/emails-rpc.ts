@@ -85,6 +85,15 @@ function inputOf(request: EnqueueEmailRequest): EmailInput {
           },
         }
       : {}),
+    ...(request.linkMarkers
+      ? {
+          linkMarkers: {
+            unsubscribeUrl: request.linkMarkers.unsubscribeUrl,
+            subscribeUrl: request.linkMarkers.subscribeUrl,
+            manageUrl: request.linkMarkers.manageUrl,
+          },
+        }
+      : {}),
     category: kindFromProto(request.kind),
     templateId: optional(request.templateId),
     campaignId: optional(request.campaignId),
