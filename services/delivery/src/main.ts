@@ -9,6 +9,7 @@ import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
+import { billingCapsGroupId, createBillingCapsConsumer } from "./events/billing-caps-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
 import { createInboundSmtp } from "./feedback/inbound-smtp.js";
@@ -87,6 +88,7 @@ try {
     uploads,
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
+  const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}` });
   const renderer = createRenderer();
   const templates = createTemplates({ db, renderer });
   const provider = config.ses
@@ -179,6 +181,7 @@ try {
   dispatcher.start();
   domainCheck.start();
   await lifecycle.start();
+  await billingCaps.start();
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
@@ -197,6 +200,7 @@ try {
       await provider?.close();
     },
     () => lifecycle.stop(),
+    () => billingCaps.stop(),
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),

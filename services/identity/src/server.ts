@@ -54,7 +54,7 @@ export function build(deps: Deps): RpcServer {
   const oauth = createOAuthSignIn({ db, sessions, providers: createOAuthProviders(config), signupsDisabled: config.DISABLE_SIGNUPS });
   const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox });
   const members = createMembers({ db, logger, publicUrl: config.PUBLIC_URL });
-  const billing = createBilling({ db, payments: deps.payments });
+  const billing = createBilling({ db, payments: deps.payments, nudgeOutbox: deps.nudgeOutbox });
 
   return createRpcServer({
     health: createHealthState([IdentityService.typeName, AccountService.typeName, ProjectService.typeName, BillingService.typeName]),

@@ -53,12 +53,13 @@ function senderOf(request: SendRequest, template: TemplateRow | undefined): Mail
 
 /**
  * POST /v1/send. Every check that can refuse the request runs first (shape, template,
- * sender domain, Liquid, suppressions), so a refused call writes nothing. Then each
- * recipient in turn is created or updated as a contact (the contacts service applies the
- * data rules and answers the variables, one-off values included) and rendered; the emails
- * of the call are enqueued together. Rendering can still fail for one recipient (a sandbox
- * limit hit by its data): the call is refused and nothing is enqueued, though the contacts
- * before it keep their update.
+ * sender domain, Liquid, suppressions, the billing cap as the month stands), so a refused
+ * call writes nothing. Then each recipient in turn is created or updated as a contact (the
+ * contacts service applies the data rules and answers the variables, one-off values
+ * included) and rendered; the emails of the call are enqueued together. Rendering can still
+ * fail for one recipient (a sandbox limit hit by its data), and the enqueue can still meet
+ * the cap (concurrent calls took the rest): the call is refused and nothing is enqueued,
+ * though the contacts keep their update.
  */
 export function createSends(deps: {
   db: Db;
@@ -102,6 +103,7 @@ export function createSends(deps: {
         projectId,
         request.to.map((recipient) => recipient.email),
       );
+      await emails.refuseOverCap(projectId, "TRANSACTIONAL", request.to.length);
       const replyTo = request.replyTo ?? template?.replyTo ?? undefined;
 
       const inputs: EmailInput[] = [];

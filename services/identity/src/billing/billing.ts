@@ -6,6 +6,7 @@ import { validBillingLimits } from "../domain/billing-limits.js";
 import { billingPeriodOf } from "../domain/billing-period.js";
 import { assertCanManage } from "../domain/roles.js";
 import type { BillingLimits, Consumption } from "../domain/usage-category.js";
+import { recordBillingLimitsChanged } from "../events/project-lifecycle.js";
 import { requireMembership } from "../projects/project-access.js";
 import type { InvoiceSummary, Payments } from "./payments.js";
 
@@ -34,7 +35,7 @@ function validUrls(fields: Record<string, string>): void {
 }
 
 /** Caps and metering always; checkout, portal and invoices only when a payment provider is configured. */
-export function createBilling(deps: { db: Db; payments: Payments | undefined }): Billing {
+export function createBilling(deps: { db: Db; payments: Payments | undefined; nudgeOutbox?: () => void }): Billing {
   const { db } = deps;
 
   /** Owners and admins, on a deployment with payments. */
@@ -55,7 +56,11 @@ export function createBilling(deps: { db: Db; payments: Payments | undefined }):
       const { role } = await requireMembership(db, projectId, userId);
       assertCanManage(role, "change billing limits");
       const valid = validBillingLimits(limits);
-      await db.$transaction((tx) => replaceBillingLimits(tx, projectId, valid));
+      await db.$transaction(async (tx) => {
+        await replaceBillingLimits(tx, projectId, valid);
+        await recordBillingLimitsChanged(tx, projectId, valid, userId);
+      });
+      deps.nudgeOutbox?.();
       return valid;
     },
 
