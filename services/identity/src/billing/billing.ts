@@ -35,7 +35,13 @@ function validUrls(fields: Record<string, string>): void {
 }
 
 /** Caps and metering always; checkout, portal and invoices only when a payment provider is configured. */
-export function createBilling(deps: { db: Db; payments: Payments | undefined; nudgeOutbox?: () => void }): Billing {
+export function createBilling(deps: {
+  db: Db;
+  payments: Payments | undefined;
+  /** STRIPE_PRICE_LIMITS's prices: when there are any, checkout takes only these (another price would set no caps). */
+  prices?: ReadonlySet<string>;
+  nudgeOutbox?: () => void;
+}): Billing {
   const { db } = deps;
 
   /** Owners and admins, on a deployment with payments. */
@@ -75,6 +81,16 @@ export function createBilling(deps: { db: Db; payments: Payments | undefined; nu
       const { project, payments } = await payingProject(userId, projectId, "manage billing");
       if (!request.priceId)
         throw validationFailed("Invalid checkout", [{ field: "price_id", message: "Price is required", code: "required" }]);
+      if (deps.prices && deps.prices.size > 0 && !deps.prices.has(request.priceId)) {
+        throw validationFailed("Invalid checkout", [
+          {
+            field: "price_id",
+            message: "Must be one of the prices of STRIPE_PRICE_LIMITS",
+            code: "invalid_enum_value",
+            received: JSON.stringify(request.priceId),
+          },
+        ]);
+      }
       validUrls({ success_url: request.successUrl, cancel_url: request.cancelUrl });
       const customerId =
         (await billingCustomerOf(db, projectId)) ??
