@@ -18,7 +18,7 @@ import {
 import { parseAddress } from "../domain/template-fields.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
-import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
+import type { VerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import type { Templates } from "../templates/templates.js";
 import type { UpsertContact } from "./contact-upserts.js";
 
@@ -70,13 +70,15 @@ export function createSends(deps: {
   upsertContact: UpsertContact;
   links: LinkTokens;
   publicUrl: string;
+  /** The verified sender domains this replica remembers (createVerifiedSenderCache). */
+  verifiedSenders: VerifiedSenderCache;
   /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
   attachmentMaxBytes?: number;
 }) {
   const { renderer, emails } = deps;
   // A source compiles to the same template for ever: the time to live only lets the sources no longer sent go.
   const compiled = createCache<string, CompiledTemplate>({ max: compiledCacheSize, ttlMs: 60 * 60_000 });
-  const verifiedSenders = createVerifiedSenderCache(deps.db);
+  const { verifiedSenders } = deps;
 
   function compile(subject: string, body: string): CompiledTemplate {
     const key = createHash("sha256").update(subject).update("\0").update(body).digest("base64");
