@@ -122,6 +122,7 @@ export function createSends(deps: {
         });
         if (!contact) throw new Error("the contacts service answered an upsert without a contact");
         let rendered: { subject: string; body: string };
+        const links = recipientLinks(deps.links, deps.publicUrl, projectId, contact.id);
         const renderStart = performance.now();
         try {
           rendered = renderer.render(
@@ -129,7 +130,7 @@ export function createSends(deps: {
             {
               data: variables ?? contact.data ?? {},
               contact: { id: contact.id, email: contact.email },
-              ...recipientLinks(deps.links, deps.publicUrl, projectId, contact.id),
+              ...links,
             },
             { timeMs: sendLimits.renderMs - renderSpentMs },
           );
@@ -169,6 +170,8 @@ export function createSends(deps: {
           headers: request.headers,
           attachments: request.attachments,
           category: "TRANSACTIONAL",
+          // Marketing content by its sender's own label: one-click unsubscribe (RFC 8058), as Gmail's and Yahoo's bulk-sender rules expect.
+          ...(template?.type === "MARKETING" ? { listUnsubscribe: { url: links.unsubscribeUrl } } : {}),
           ...(template ? { templateId: template.id } : {}),
         });
         sent.push({ contactId: contact.id, contactEmail: contact.email });
