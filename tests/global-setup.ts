@@ -12,6 +12,7 @@ import {
 } from "@herald/testing";
 import type { TestProject } from "vitest/node";
 import { testTopicArn } from "../services/delivery/src/test-support/sns-signer.js";
+import { testStripePrices, testStripeWebhookSecret } from "./support/stripe.js";
 import { webhookReceiverAddress } from "./support/webhook-receiver.js";
 
 export interface HeraldTestContext {
@@ -89,6 +90,9 @@ export default async function setup(project: TestProject) {
       DELAY_TIME_SCALE: "0.01",
       // WEBHOOK steps may reach the tests' receiver on 127.0.0.2 and no other private address.
       WEBHOOK_ALLOWED_ADDRESSES: webhookReceiverAddress,
+      // POST /webhooks/incoming/stripe verifies with this secret and sets caps from these prices (tests/stripe-webhooks.test.ts).
+      STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
+      STRIPE_PRICE_LIMITS: JSON.stringify(testStripePrices),
     },
     stackStartTimeoutMs,
   );

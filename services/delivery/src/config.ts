@@ -41,6 +41,11 @@ export const configSchema = z
     /** How long one DNS query waits for an answer (each of DNS_TRIES attempts). */
     DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
     DNS_TRIES: z.coerce.number().int().min(1).max(5).default(2),
+    /**
+     * How long /v1/send trusts a verified sender domain it looked up: only a bound for a change notification lost on a
+     * connection that died unnoticed, since a deleted or unverified domain is forgotten as soon as the change is heard.
+     */
+    SENDER_DOMAIN_CACHE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
     /** How often every domain is checked again in the background (SPEC.md: every 5 minutes). */
     DOMAIN_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(300_000),
     /** Encrypts DKIM private keys at rest: 32 bytes as 64 hex digits or base64. Required in production. */

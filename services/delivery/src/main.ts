@@ -1,14 +1,16 @@
-import { openServiceSchema } from "@herald/db";
+import { openServiceSchema, poolConfigOf } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
+import pg from "pg";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
+import { billingCapsGroupId, createBillingCapsConsumer } from "./events/billing-caps-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
 import { createInboundSmtp } from "./feedback/inbound-smtp.js";
@@ -20,6 +22,8 @@ import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
 import { createDomainCheck } from "./sending-domains/domain-check.js";
 import { createDomains } from "./sending-domains/domains.js";
+import { createVerifiedSenderCache } from "./sending-domains/sender-domain.js";
+import { createSenderDomainListener } from "./sending-domains/sender-domain-listener.js";
 import { createResolver, createTxtLookup } from "./sending-domains/txt-lookup.js";
 import { createContactUpserts } from "./sends/contact-upserts.js";
 import { createSends } from "./sends/sends.js";
@@ -66,7 +70,22 @@ try {
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const resolver = createResolver({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
   const lookup = createTxtLookup(resolver);
-  const domains = createDomains({ db, lookup, encryptionKey: config.dkimEncryptionKey, spfInclude: config.SPF_INCLUDE, logger });
+  const verifiedSenders = createVerifiedSenderCache(db, config.SENDER_DOMAIN_CACHE_TTL_MS);
+  const senderDomainListener = createSenderDomainListener({
+    connect: () => new pg.Client({ ...poolConfigOf(config.DATABASE_URL, schema), keepAlive: true }),
+    schema,
+    logger,
+    onGone: verifiedSenders.forget,
+    onListening: verifiedSenders.trust,
+  });
+  const domains = createDomains({
+    db,
+    lookup,
+    encryptionKey: config.dkimEncryptionKey,
+    spfInclude: config.SPF_INCLUDE,
+    logger,
+    onSenderGone: verifiedSenders.forget,
+  });
   const domainCheck = createDomainCheck({ domains, logger, intervalMs: config.DOMAIN_CHECK_INTERVAL_MS });
   const uploads = createUploads({
     store: config.UPLOADS_S3_BUCKET
@@ -87,6 +106,7 @@ try {
     uploads,
     groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
   });
+  const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}` });
   const renderer = createRenderer();
   const templates = createTemplates({ db, renderer });
   const provider = config.ses
@@ -141,6 +161,7 @@ try {
     upsertContact: createContactUpserts(contacts),
     links: tokens,
     publicUrl: config.PUBLIC_URL,
+    verifiedSenders,
     attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
   });
   const emailEvents = createEmailEventRecorder({ db, nudgeOutbox: () => relay.nudge() });
@@ -176,9 +197,11 @@ try {
         })
       : undefined;
   relay.start();
+  senderDomainListener.start();
   dispatcher.start();
   domainCheck.start();
   await lifecycle.start();
+  await billingCaps.start();
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
@@ -191,12 +214,14 @@ try {
       await inbound?.close();
     },
     () => domainCheck.stop(),
+    () => senderDomainListener.stop(),
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),
     async () => {
       await provider?.close();
     },
     () => lifecycle.stop(),
+    () => billingCaps.stop(),
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),

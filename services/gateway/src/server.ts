@@ -38,6 +38,7 @@ import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
 import { registerMemberRoutes } from "./routes/identity/member-routes.js";
 import { registerProjectRoutes } from "./routes/identity/project-routes.js";
+import { registerStripeWebhookRoutes } from "./routes/identity/stripe-webhook-routes.js";
 import type { Upstreams } from "./upstreams.js";
 
 export interface Deps {
@@ -113,6 +114,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerVerifyRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });
+  await registerStripeWebhookRoutes(app, { upstreams: deps.upstreams });
   await registerDashboard(app);
   return app;
 }

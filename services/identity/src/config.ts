@@ -1,11 +1,38 @@
 import { randomBytes } from "node:crypto";
 import { envBoolean, httpUrl, nodeEnv, parseConfig, requireInProduction, secretString, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
+import type { PlanCaps } from "./domain/stripe-plan.js";
 
 const optionalSecret = z
   .string()
   .optional()
   .transform((value) => value || undefined);
+
+/** Caps per category, each a whole number of emails a month or null (absent) for none. */
+const cap = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional();
+const planCaps: z.ZodType<PlanCaps> = z.strictObject({ transactional: cap, campaigns: cap, workflows: cap, inbound: cap });
+
+/** A JSON variable parsed by a schema; empty or unset is the fallback. */
+const jsonVariable = <T>(schema: z.ZodType<T>, fallback: T) =>
+  z
+    .string()
+    .optional()
+    .transform((value, context): T => {
+      if (!value?.trim()) return fallback;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        context.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+      const result = schema.safeParse(parsed);
+      if (result.success) return result.data;
+      for (const issue of result.error.issues) {
+        context.addIssue({ code: "custom", message: `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}` });
+      }
+      return z.NEVER;
+    });
 
 export const configSchema = z
   .object({
@@ -33,6 +60,15 @@ export const configSchema = z
     GOOGLE_USERINFO_URL: httpUrl.default("https://openidconnect.googleapis.com/v1/userinfo"),
     OAUTH_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     STRIPE_SECRET_KEY: optionalSecret,
+    /** Verifies the events Stripe posts to /webhooks/incoming/stripe (`whsec_…`); unset: that endpoint refuses them. */
+    STRIPE_WEBHOOK_SECRET: optionalSecret,
+    /**
+     * The caps each Stripe price gives, as JSON: `{ "price_…": { "transactional": 10000, "campaigns": null, … } }`
+     * (null or absent: no cap). Subscription and invoice events set a project's caps from it; checkout takes only its prices.
+     */
+    STRIPE_PRICE_LIMITS: jsonVariable(z.record(z.string().regex(/^price_\w+$/, "must be Stripe price ids"), planCaps), {}),
+    /** The caps of a project whose subscription ended or whose payment failed, as JSON like one price's; default: 0 in every category. */
+    STRIPE_LAPSED_LIMITS: jsonVariable(planCaps, { transactional: 0, campaigns: 0, workflows: 0, inbound: 0 }),
     /** Stripe's API by default; stripe-mock or a test double elsewhere. */
     STRIPE_API_URL: httpUrl.default("https://api.stripe.com"),
     /** scrypt cost as log2(N): 17 is OWASP's recommendation (128 MiB per hash with r=8); tests use 14. */

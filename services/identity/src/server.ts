@@ -12,10 +12,12 @@ import { createOAuthSignIn } from "./accounts/oauth-sign-in.js";
 import { createSessions } from "./accounts/sessions.js";
 import { createBilling } from "./billing/billing.js";
 import type { Payments } from "./billing/payments.js";
+import { createStripeWebhooks } from "./billing/stripe-webhooks.js";
 import type { Config } from "./config.js";
 import type { Db } from "./db/client.js";
 import { createPasswordHasher } from "./domain/password.js";
 import { createSessionTokens } from "./domain/session-token.js";
+import { limitsOfPlan } from "./domain/stripe-plan.js";
 import { createOAuthProviders } from "./oauth/providers.js";
 import { createMembers } from "./projects/members.js";
 import { createProjects } from "./projects/projects.js";
@@ -54,7 +56,16 @@ export function build(deps: Deps): RpcServer {
   const oauth = createOAuthSignIn({ db, sessions, providers: createOAuthProviders(config), signupsDisabled: config.DISABLE_SIGNUPS });
   const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox });
   const members = createMembers({ db, logger, publicUrl: config.PUBLIC_URL });
-  const billing = createBilling({ db, payments: deps.payments });
+  const prices = new Map(Object.entries(config.STRIPE_PRICE_LIMITS).map(([priceId, caps]) => [priceId, limitsOfPlan(caps)]));
+  const billing = createBilling({ db, payments: deps.payments, prices: new Set(prices.keys()), nudgeOutbox: deps.nudgeOutbox });
+  const stripeWebhooks = createStripeWebhooks({
+    db,
+    logger,
+    secret: config.STRIPE_WEBHOOK_SECRET,
+    prices,
+    lapsed: limitsOfPlan(config.STRIPE_LAPSED_LIMITS),
+    nudgeOutbox: deps.nudgeOutbox,
+  });
 
   return createRpcServer({
     health: createHealthState([IdentityService.typeName, AccountService.typeName, ProjectService.typeName, BillingService.typeName]),
@@ -63,7 +74,7 @@ export function build(deps: Deps): RpcServer {
       router.service(IdentityService, createIdentityRpc(deps));
       router.service(AccountService, createAccountRpc({ db, accounts, sessions, oauth }));
       router.service(ProjectService, createProjectRpc({ projects, members }));
-      router.service(BillingService, createBillingRpc({ billing }));
+      router.service(BillingService, createBillingRpc({ billing, stripeWebhooks }));
     },
   });
 }

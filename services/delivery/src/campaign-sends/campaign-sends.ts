@@ -94,16 +94,29 @@ export function createCampaignSends(deps: { db: Db; pool: pg.Pool; emails: Email
       });
     },
 
-    /** PENDING emails of the campaign end FAILED without being sent; a claimed (SENDING) one finishes its attempt. */
+    /**
+     * PENDING emails of the campaign end FAILED without being sent; a claimed (SENDING) one finishes its attempt.
+     * The withdrawn ones give their place under the month's cap back (the month each was accepted in).
+     */
     async withdraw(projectId: string, campaignId: string): Promise<number> {
       requireProjectId(projectId);
       if (!isId(campaignId)) return 0;
-      const { rowCount } = await pool.query(
-        `UPDATE emails SET status = 'FAILED', last_error = 'Withdrawn: the campaign was cancelled', locked_until = NULL, updated_at = now()
-         WHERE project_id = $1::uuid AND campaign_id = $2::uuid AND status = 'PENDING'`,
+      const { rows } = await pool.query<{ withdrawn: string }>(
+        `WITH withdrawn AS (
+           UPDATE emails SET status = 'FAILED', last_error = 'Withdrawn: the campaign was cancelled', locked_until = NULL, updated_at = now()
+           WHERE project_id = $1::uuid AND campaign_id = $2::uuid AND status = 'PENDING'
+           RETURNING category, created_at
+         ),
+         given_back AS (
+           UPDATE monthly_usage u SET used = greatest(u.used - w.count, 0)
+           FROM (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month, category, count(*) AS count
+                 FROM withdrawn GROUP BY 1, 2) w
+           WHERE u.project_id = $1::uuid AND u.month = w.month AND u.category = w.category
+         )
+         SELECT count(*)::text AS withdrawn FROM withdrawn`,
         [projectId, campaignId],
       );
-      return rowCount ?? 0;
+      return Number(rows[0]?.withdrawn ?? 0);
     },
 
     async progress(projectId: string, campaignId: string): Promise<{ queued: number; total: number }> {

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Db } from "./client.js";
 import type { Email, Prisma } from "./generated/client.js";
+import { thisMonthSql } from "./monthly-usage.js";
 
 export type EmailRow = Email;
 
@@ -40,18 +41,33 @@ export type Tx = Prisma.TransactionClient;
  * Stores new emails, of any projects, in one statement (all or none), on pg directly: the
  * enqueue path of /v1/send and of campaigns. An email whose idempotency key its project
  * used before is not stored again: its answer is the earlier email's id, `created` false
- * (also when two calls race with one key: the unique index decides).
+ * (also when two calls race with one key: the unique index decides). The same statement
+ * counts the stored emails into the month's usage (monthly_usage), which the billing caps
+ * bound, adding to its rows in (project, category) order as lockCapStandings locks them.
  */
-export async function insertEmails(pool: pg.Pool, rows: readonly NewEmailRow[]): Promise<Array<{ id: string; created: boolean }>> {
+export async function insertEmails(
+  db: Pick<pg.Pool, "query">,
+  rows: readonly NewEmailRow[],
+): Promise<Array<{ id: string; created: boolean }>> {
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  const { rows: inserted } = await pool.query<{ id: string }>(
-    `INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
-       subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-       $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[])
-     ON CONFLICT (project_id, idempotency_key) DO NOTHING
-     RETURNING id::text AS id`,
+  const { rows: inserted } = await db.query<{ id: string }>(
+    `WITH inserted AS (
+       INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
+         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+         $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[])
+       ON CONFLICT (project_id, idempotency_key) DO NOTHING
+       RETURNING id, project_id, category
+     ),
+     counted AS (
+       INSERT INTO monthly_usage (project_id, month, category, used)
+       SELECT project_id, ${thisMonthSql}, category, count(*) FROM inserted
+       WHERE project_id IS NOT NULL AND category IN ('TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW', 'INBOUND')
+       GROUP BY project_id, category ORDER BY project_id, category
+       ON CONFLICT (project_id, month, category) DO UPDATE SET used = monthly_usage.used + EXCLUDED.used
+     )
+     SELECT id::text AS id FROM inserted`,
     [
       column((row) => row.id),
       column((row) => row.projectId),
@@ -78,7 +94,7 @@ export async function insertEmails(pool: pg.Pool, rows: readonly NewEmailRow[]):
   const taken = rows.filter((row) => !created.has(row.id));
   const earlier = new Map<string, string>();
   if (taken.length > 0) {
-    const { rows: found } = await pool.query<{ id: string; projectId: string; key: string }>(
+    const { rows: found } = await db.query<{ id: string; projectId: string; key: string }>(
       `SELECT e.id::text AS id, e.project_id::text AS "projectId", e.idempotency_key AS key
        FROM emails e JOIN unnest($1::uuid[], $2::text[]) AS k(project_id, idempotency_key)
          ON e.project_id = k.project_id AND e.idempotency_key = k.idempotency_key`,

@@ -221,6 +221,20 @@ describe("the send queue", () => {
     await expect(enqueue(otherProject, await harness.addDomain(otherProject), to)).resolves.toMatchObject({ created: true });
   });
 
+  it("never signs with the key of a domain deleted or unverified after its key was used: later emails fail unsent", async () => {
+    for (const gone of ["deleted", "unverified"] as const) {
+      const domain = await harness.addDomain(projectId);
+      const first = randomRecipient(`before-${gone}`);
+      await settled(projectId, (await enqueue(projectId, domain, first)).emailId, EmailStatus.SENT);
+      if (gone === "deleted") await harness.db.domain.deleteMany({ where: { projectId, domain: domain.domain } });
+      else await harness.db.domain.updateMany({ where: { projectId, domain: domain.domain }, data: { verified: false } });
+      const to = randomRecipient(`after-${gone}`);
+      const failed = await settled(projectId, (await enqueue(projectId, domain, to)).emailId, EmailStatus.FAILED);
+      expect(failed.lastError).toMatch(/^DOMAIN_NOT_VERIFIED: /);
+      expect(harness.sink.messages(to)).toEqual([]);
+    }
+  });
+
   it("fails an email whose sender's domain is not a verified domain of the project, sending nothing", async () => {
     const pending = await harness.addDomain(projectId, { verified: false });
     const to = randomRecipient("unverified");

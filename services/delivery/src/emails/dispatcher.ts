@@ -16,7 +16,7 @@ import type { RetryPolicy } from "../domain/send-retry.js";
 import { createKeyedTokenBuckets, createTokenBucket } from "../domain/token-bucket.js";
 import type { DkimSigningKey, MailProvider } from "../providers/mail-provider.js";
 import { createOutcomeWriter, outcomeWriteOf } from "./outcome-writer.js";
-import { createSigningKeyLookup } from "./signing-keys.js";
+import { createSigningKeys, signingKeyOf } from "./signing-keys.js";
 
 export interface DispatcherOptions {
   db: Db;
@@ -40,8 +40,6 @@ export interface DispatcherOptions {
   retry: RetryPolicy;
   /** How often an idle dispatcher looks for due emails (enqueues in this process wake it at once). */
   pollIntervalMs: number;
-  /** How long a sending domain's key (or its absence) is remembered. */
-  domainCacheTtlMs?: number;
   /** Called after a transaction wrote to the outbox. */
   nudgeOutbox?: () => void;
   /** The envelope sender of an email (a return path of BOUNCE_DOMAIN); unset: its From address. */
@@ -74,7 +72,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, provider } = options;
   const global = createTokenBucket({ ratePerSecond: options.ratePerSecond });
   const projects = createKeyedTokenBuckets({ ratePerSecond: options.projectRatePerSecond });
-  const signingKeyOf = createSigningKeyLookup({ db, encryptionKey: options.encryptionKey, ttlMs: options.domainCacheTtlMs ?? 30_000 });
+  const signingKeysOf = createSigningKeys({ pool: options.pool, encryptionKey: options.encryptionKey });
   const outcomes = createOutcomeWriter({
     pool: options.outcomesPool,
     logger,
@@ -85,16 +83,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let killed = false;
   let waitingForSlot = false;
 
-  /** Sends one claimed email; never throws. */
-  async function attempt(row: EmailRow, sender: MailProvider): Promise<SendOutcome> {
+  /** Sends one claimed email with its domain's key (undefined: the domain is not verified now); never throws. */
+  async function attempt(row: EmailRow, sender: MailProvider, key: DkimSigningKey | undefined): Promise<SendOutcome> {
     const domain = domainOfAddress(row.fromEmail);
-    let key: DkimSigningKey | null;
-    try {
-      key = await signingKeyOf(row.projectId, domain);
-    } catch (error) {
-      logger.warn({ err: error, emailId: row.id, domain }, "cannot load the sending domain's key");
-      return retryOrFail(options.retry, row.attempts, `cannot load the DKIM key of ${domain}`);
-    }
     if (!key) return unverifiedDomainOutcome(domain);
     try {
       const result = await sender.send(outgoingEmailOf(row, domain, options.returnPathOf?.(row.id)), key);
@@ -118,7 +109,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<void> {
-    const suppressed = await suppressedAmong(options.pool, rows);
+    const [suppressed, keys] = await Promise.all([
+      suppressedAmong(options.pool, rows),
+      signingKeysOf(rows).catch((error: unknown) => {
+        logger.warn({ err: error }, "cannot load the sending domains' keys");
+        return undefined;
+      }),
+    ]);
     const throttled: string[] = [];
     let throttleMs = 0;
     for (const row of rows) {
@@ -133,8 +130,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         global.refund(1);
         continue;
       }
+      if (!keys) {
+        const domain = domainOfAddress(row.fromEmail);
+        track(record(row, retryOrFail(options.retry, row.attempts, `cannot load the DKIM key of ${domain}`)));
+        continue;
+      }
       track(
-        attempt(row, sender).then(async (outcome) => {
+        attempt(row, sender, signingKeyOf(keys, row)).then(async (outcome) => {
           if (!killed) await record(row, outcome);
         }),
       );

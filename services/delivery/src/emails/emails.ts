@@ -3,15 +3,44 @@ import { createGroupCommit } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { type EmailRow, findEmail, insertEmails, type NewEmailRow, suppressedAmong } from "../db/emails.js";
-import { domainOfAddress, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
+import { type EmailRow, findEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
+import { capStandings } from "../db/monthly-usage.js";
+import { type CapExceeded, type CapStanding, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
+import { domainOfAddress, type EmailCategory, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import { type LinkTokens, recipientLinks, withRecipientLinks } from "../links/link-tokens.js";
 import { type TrackingMode, trackingChoiceOf, withTracking } from "../tracking/html-tracking.js";
+import { type StoredOrRefused, storeWithinCaps } from "./store-within-caps.js";
 
 export type Emails = ReturnType<typeof createEmails>;
 
 const emailNotFound = () => new DomainError("not-found", "EMAIL_NOT_FOUND", "Email not found");
+
+/**
+ * The refusal of an enqueue past a billing cap: ResourceExhausted on the wire (429 at the
+ * gateway) with the machine code BILLING_LIMIT_REACHED, which internal callers (campaigns,
+ * workflows) match on; docs/decisions.md "Billing caps are enforced where delivery enqueues".
+ */
+export function capReached(exceeded: CapExceeded, now = new Date()): DomainError {
+  const name = capNameOf[exceeded.category];
+  const periodEnd = nextMonthOf(now);
+  return new DomainError(
+    "rate-limited",
+    "BILLING_LIMIT_REACHED",
+    `This project's monthly ${name} cap of ${exceeded.cap} emails is reached: ${exceeded.used} used, ${exceeded.wanted} more asked for`,
+    {
+      details: {
+        category: name,
+        limit: exceeded.cap.toString(),
+        used: exceeded.used.toString(),
+        requested: String(exceeded.wanted),
+        periodEnd: periodEnd.toISOString(),
+        retryAfterSeconds: String(Math.max(1, Math.ceil((periodEnd.getTime() - now.getTime()) / 1000))),
+      },
+      suggestion: "Raise the cap under billing limits, or send again once the next month begins",
+    },
+  );
+}
 
 const orNull = (value: string | undefined): string | null => (value === undefined || value === "" ? null : value);
 
@@ -85,17 +114,9 @@ export function createEmails(deps: {
 }) {
   const { db } = deps;
   // Concurrent enqueues (of /v1/send above all) are stored together: one statement and one commit for many calls.
-  const inserts = createGroupCommit<NewEmailRow[], Array<{ id: string; created: boolean }>>({
-    async writeBatch(calls) {
-      const results = await insertEmails(deps.pool, calls.flat());
-      let next = 0;
-      return calls.map((rows) => {
-        const first = next;
-        next += rows.length;
-        return results.slice(first, next);
-      });
-    },
-    writeAlone: (rows) => insertEmails(deps.pool, rows),
+  const inserts = createGroupCommit<NewEmailRow[], StoredOrRefused>({
+    writeBatch: (calls) => storeWithinCaps(deps.pool, calls),
+    writeAlone: async (rows) => (await storeWithinCaps(deps.pool, [rows]))[0] as StoredOrRefused,
   });
 
   // Concurrent checks (of /v1/send above all) share one query; each call looks for its own addresses in the answer.
@@ -105,6 +126,15 @@ export function createEmails(deps: {
       return calls.map(() => found);
     },
     writeAlone: (rows) => suppressedAmong(deps.pool, rows),
+  });
+
+  // Concurrent cap checks (of /v1/send) share one query too.
+  const capChecks = createGroupCommit<Array<{ projectId: string; category: string }>, Map<string, CapStanding>>({
+    async writeBatch(calls) {
+      const found = await capStandings(deps.pool, calls.flat());
+      return calls.map(() => found);
+    },
+    writeAlone: (pairs) => capStandings(deps.pool, pairs),
   });
 
   /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
@@ -150,8 +180,20 @@ export function createEmails(deps: {
       );
     }
     const results = await inserts.write(rows);
+    if ("exceeded" in results) throw capReached(results.exceeded);
     if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
     return results;
+  }
+
+  /**
+   * BILLING_LIMIT_REACHED when `count` more emails of the category would go past the
+   * project's cap as the month stands: /v1/send asks before its contact upserts, so that
+   * a refused call changes nothing. The enqueue itself decides under a lock.
+   */
+  async function refuseOverCap(projectId: string, category: EmailCategory, count: number): Promise<void> {
+    const wanted = new Map([[usageKey(projectId, category), count]]);
+    const exceeded = exceededBy(wanted, await capChecks.write([{ projectId, category }]));
+    if (exceeded) throw capReached(exceeded);
   }
 
   return {
@@ -164,6 +206,8 @@ export function createEmails(deps: {
     enqueueAll,
 
     refuseSuppressed,
+
+    refuseOverCap,
 
     async get(projectId: string, id: string): Promise<EmailRow> {
       const row = isId(id) ? await findEmail(db, requireProjectId(projectId), id) : null;

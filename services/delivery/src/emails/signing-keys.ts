@@ -1,38 +1,53 @@
-import { createLoadingCache } from "@herald/platform";
-import type { Db } from "../db/client.js";
-import { findVerifiedDomain } from "../db/domains.js";
+import { createCache } from "@herald/platform";
+import type pg from "pg";
+import { domainOfAddress } from "../domain/email-input.js";
 import type { DkimSigningKey } from "../providers/mail-provider.js";
 import { decryptPrivateKey } from "../sending-domains/dkim-keys.js";
 
-export interface SigningKeysOptions {
-  db: Db;
-  /** Opens the domains' DKIM keys (DKIM_ENCRYPTION_KEY). */
-  encryptionKey: Buffer;
-  /** How long a sending domain's key (or its absence) is remembered. */
-  ttlMs: number;
-}
-
-/** Answers the project's verified domain's key for a sender's domain, or null when there is none. */
-export type SigningKeyLookup = (projectId: string, domain: string) => Promise<DkimSigningKey | null>;
+/** Where a claimed email's key is looked up: its project and the domain of its From address. */
+export const signingKeyOf = (keys: ReadonlyMap<string, DkimSigningKey>, row: { projectId: string; fromEmail: string }) =>
+  keys.get(`${row.projectId} ${domainOfAddress(row.fromEmail)}`);
 
 /**
- * The dispatcher's DKIM keys, remembered for `ttlMs` so that a send does not read and decrypt its
- * domain's key every time; a domain verified or removed meanwhile is seen once that time is up.
- * The emails of one domain claimed together load its key once.
+ * The dispatcher's DKIM keys, read from the database for every batch of claimed emails (one
+ * statement for the batch): a key is used only if its domain exists and is verified right
+ * after the claim, so a deleted or unverified domain's key signs nothing claimed after the
+ * change committed. What is remembered is only the work of opening a key, by domain id and
+ * selector: a domain's key never changes, and a deleted domain's id never comes back.
  */
-export function createSigningKeyLookup(options: SigningKeysOptions): SigningKeyLookup {
-  const keys = createLoadingCache<string, DkimSigningKey | null, { projectId: string; domain: string }>({
-    max: 10_000,
-    ttlMs: options.ttlMs,
-    load: async (_key, _signal, { projectId, domain }) => {
-      const row = await findVerifiedDomain(options.db, projectId, domain);
-      if (!row) return null;
-      return {
-        domainName: row.domain,
-        keySelector: row.selector,
-        privateKey: decryptPrivateKey(options.encryptionKey, row.privateKeyEncrypted, row.id),
-      };
-    },
-  });
-  return (projectId, domain) => keys.get(`${projectId} ${domain}`, { projectId, domain });
+export function createSigningKeys(options: { pool: pg.Pool; encryptionKey: Buffer }) {
+  const opened = createCache<string, string>({ max: 10_000, ttlMs: 60 * 60_000 });
+
+  /** The keys of the emails' domains that are verified now, by `<project id> <domain>`; a missing one is not verified. */
+  return async function signingKeysOf(rows: ReadonlyArray<{ projectId: string; fromEmail: string }>): Promise<Map<string, DkimSigningKey>> {
+    const pairs = new Map<string, { projectId: string; domain: string }>();
+    for (const row of rows) {
+      const domain = domainOfAddress(row.fromEmail);
+      pairs.set(`${row.projectId} ${domain}`, { projectId: row.projectId, domain });
+    }
+    const keys = new Map<string, DkimSigningKey>();
+    if (pairs.size === 0) return keys;
+    const { rows: found } = await options.pool.query<{
+      id: string;
+      projectId: string;
+      domain: string;
+      selector: string;
+      privateKeyEncrypted: string;
+    }>(
+      `SELECT d.id::text AS id, d.project_id::text AS "projectId", d.domain, d.selector, d.private_key_encrypted AS "privateKeyEncrypted"
+       FROM domains d JOIN unnest($1::uuid[], $2::text[]) AS w(project_id, domain) ON d.project_id = w.project_id AND d.domain = w.domain
+       WHERE d.verified`,
+      [[...pairs.values()].map((pair) => pair.projectId), [...pairs.values()].map((pair) => pair.domain)],
+    );
+    for (const row of found) {
+      const cacheKey = `${row.id} ${row.selector}`;
+      let privateKey = opened.peek(cacheKey);
+      if (privateKey === undefined) {
+        privateKey = decryptPrivateKey(options.encryptionKey, row.privateKeyEncrypted, row.id);
+        opened.set(cacheKey, privateKey);
+      }
+      keys.set(`${row.projectId} ${row.domain}`, { domainName: row.domain, keySelector: row.selector, privateKey });
+    }
+    return keys;
+  };
 }

@@ -30,7 +30,15 @@ export type Domains = ReturnType<typeof createDomains>;
 
 const domainNotFound = () => new DomainError("not-found", "DOMAIN_NOT_FOUND", "Domain not found");
 
-export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: Buffer; spfInclude?: string; logger: Logger }) {
+export function createDomains(deps: {
+  db: Db;
+  lookup: TxtLookup;
+  encryptionKey: Buffer;
+  spfInclude?: string;
+  logger: Logger;
+  /** A domain was deleted or stopped being verified here: this replica stops sending from it at once. */
+  onSenderGone?: (projectId: string, domain: string) => void;
+}) {
   const { db, lookup } = deps;
   const options = { spfInclude: deps.spfInclude };
 
@@ -66,7 +74,9 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
     if (result.verified !== row.verified) {
       deps.logger.info({ domainId: row.id, domain: row.domain, verified: result.verified }, "domain verification changed");
     }
-    return saveCheck(db, row, result);
+    const saved = await saveCheck(db, row, result);
+    if (row.verified && saved?.verified === false) deps.onSenderGone?.(row.projectId, row.domain);
+    return saved;
   }
 
   return {
@@ -121,7 +131,9 @@ export function createDomains(deps: { db: Db; lookup: TxtLookup; encryptionKey: 
     },
 
     async delete(projectId: string, id: string): Promise<void> {
-      if (!isId(id) || !(await deleteDomain(db, requireProjectId(projectId), id))) throw domainNotFound();
+      const row = await find(projectId, id);
+      if (!(await deleteDomain(db, row.projectId, row.id))) throw domainNotFound();
+      deps.onSenderGone?.(row.projectId, row.domain);
     },
 
     /** One pass of the background check: claims the due domains and checks them, a few at a time. */

@@ -12,28 +12,45 @@ export async function requireVerifiedSenderDomain(db: Db, projectId: string, dom
   });
 }
 
-/** How long a verified sender domain is trusted without asking the database again. */
-const verifiedTtlMs = 30_000;
+export type VerifiedSenderCache = ReturnType<typeof createVerifiedSenderCache>;
 
 /**
  * requireVerifiedSenderDomain for the per-request path (/v1/send), remembering verified
- * domains for 30 seconds: a domain that stops being verified is still accepted for that
- * long, and its emails then end FAILED when the dispatcher, which checks again, sends them.
- * An unverified domain is never remembered (its refusal is a failed load, which the cache
- * does not keep), so verifying one takes effect at once.
+ * domains. A domain that stops being verified (deleted, or failing its check) is forgotten
+ * at once by the replica that made the change (`forget`), and by every other replica when
+ * PostgreSQL's notification of the change reaches it (createSenderDomainListener), within
+ * milliseconds. The cache is trusted only while that listener is connected: without it
+ * every send asks the database. The time to live only bounds a notification lost
+ * on a connection that died unnoticed (SENDER_DOMAIN_CACHE_TTL_MS). An unverified domain is never remembered (its
+ * refusal is a failed load, which the cache does not keep), so verifying one takes effect
+ * at once.
  */
-export function createVerifiedSenderCache(db: Db) {
+export function createVerifiedSenderCache(db: Db, ttlMs = 10_000) {
   const verified = createLoadingCache<string, true, { projectId: string; domain: string }>({
     max: 10_000,
-    ttlMs: verifiedTtlMs,
+    ttlMs,
     load: async (_key, _signal, { projectId, domain }) => {
       await requireVerifiedSenderDomain(db, projectId, domain);
       return true;
     },
   });
+  let trusted = false;
   return {
     async require(projectId: string, domain: string): Promise<void> {
+      if (!trusted) return requireVerifiedSenderDomain(db, projectId, domain);
       await verified.get(`${projectId} ${domain}`, { projectId, domain });
+    },
+    /** The domain was deleted or failed its check: refuse it from now on. */
+    forget(projectId: string, domain: string): void {
+      verified.delete(`${projectId} ${domain}`);
+    },
+    /**
+     * Whether changes reach this replica (the listener is connected). Either way the cache starts
+     * empty: what it held may have changed while nothing was listening.
+     */
+    trust(listening: boolean): void {
+      trusted = listening;
+      verified.clear();
     },
   };
 }

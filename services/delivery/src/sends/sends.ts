@@ -18,7 +18,7 @@ import {
 import { parseAddress } from "../domain/template-fields.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
-import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
+import type { VerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import type { Templates } from "../templates/templates.js";
 import type { UpsertContact } from "./contact-upserts.js";
 
@@ -53,12 +53,13 @@ function senderOf(request: SendRequest, template: TemplateRow | undefined): Mail
 
 /**
  * POST /v1/send. Every check that can refuse the request runs first (shape, template,
- * sender domain, Liquid, suppressions), so a refused call writes nothing. Then each
- * recipient in turn is created or updated as a contact (the contacts service applies the
- * data rules and answers the variables, one-off values included) and rendered; the emails
- * of the call are enqueued together. Rendering can still fail for one recipient (a sandbox
- * limit hit by its data): the call is refused and nothing is enqueued, though the contacts
- * before it keep their update.
+ * sender domain, Liquid, suppressions, the billing cap as the month stands), so a refused
+ * call writes nothing. Then each recipient in turn is created or updated as a contact (the
+ * contacts service applies the data rules and answers the variables, one-off values
+ * included) and rendered; the emails of the call are enqueued together. Rendering can still
+ * fail for one recipient (a sandbox limit hit by its data), and the enqueue can still meet
+ * the cap (concurrent calls took the rest): the call is refused and nothing is enqueued,
+ * though the contacts keep their update.
  */
 export function createSends(deps: {
   db: Db;
@@ -69,13 +70,15 @@ export function createSends(deps: {
   upsertContact: UpsertContact;
   links: LinkTokens;
   publicUrl: string;
+  /** The verified sender domains this replica remembers (createVerifiedSenderCache). */
+  verifiedSenders: VerifiedSenderCache;
   /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
   attachmentMaxBytes?: number;
 }) {
   const { renderer, emails } = deps;
   // A source compiles to the same template for ever: the time to live only lets the sources no longer sent go.
   const compiled = createCache<string, CompiledTemplate>({ max: compiledCacheSize, ttlMs: 60 * 60_000 });
-  const verifiedSenders = createVerifiedSenderCache(deps.db);
+  const { verifiedSenders } = deps;
 
   function compile(subject: string, body: string): CompiledTemplate {
     const key = createHash("sha256").update(subject).update("\0").update(body).digest("base64");
@@ -102,6 +105,7 @@ export function createSends(deps: {
         projectId,
         request.to.map((recipient) => recipient.email),
       );
+      await emails.refuseOverCap(projectId, "TRANSACTIONAL", request.to.length);
       const replyTo = request.replyTo ?? template?.replyTo ?? undefined;
 
       const inputs: EmailInput[] = [];
@@ -118,6 +122,7 @@ export function createSends(deps: {
         });
         if (!contact) throw new Error("the contacts service answered an upsert without a contact");
         let rendered: { subject: string; body: string };
+        const links = recipientLinks(deps.links, deps.publicUrl, projectId, contact.id);
         const renderStart = performance.now();
         try {
           rendered = renderer.render(
@@ -125,7 +130,7 @@ export function createSends(deps: {
             {
               data: variables ?? contact.data ?? {},
               contact: { id: contact.id, email: contact.email },
-              ...recipientLinks(deps.links, deps.publicUrl, projectId, contact.id),
+              ...links,
             },
             { timeMs: sendLimits.renderMs - renderSpentMs },
           );
@@ -165,6 +170,8 @@ export function createSends(deps: {
           headers: request.headers,
           attachments: request.attachments,
           category: "TRANSACTIONAL",
+          // Marketing content by its sender's own label: one-click unsubscribe (RFC 8058), as Gmail's and Yahoo's bulk-sender rules expect.
+          ...(template?.type === "MARKETING" ? { listUnsubscribe: { url: links.unsubscribeUrl } } : {}),
           ...(template ? { templateId: template.id } : {}),
         });
         sent.push({ contactId: contact.id, contactEmail: contact.email });

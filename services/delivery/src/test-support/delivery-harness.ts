@@ -29,6 +29,7 @@ import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../sending-domains/dkim-keys.js";
 import { createDomains } from "../sending-domains/domains.js";
+import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import { createResolver, createTxtLookup } from "../sending-domains/txt-lookup.js";
 import { createContactUpserts } from "../sends/contact-upserts.js";
 import { createSends } from "../sends/sends.js";
@@ -109,6 +110,8 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const contacts = createRpcClient(ContactsService, { baseUrl: "http://127.0.0.1:9", retries: 0 });
   const tokens = createLinkTokens("delivery harness link signing secret, 32+ characters");
   const templates = createTemplates({ db, renderer });
+  // Never trusted (no listener): every send asks the database.
+  const verifiedSenders = createVerifiedSenderCache(db);
   const sns = createSnsSigner();
   const confirmedSubscriptions: string[] = [];
   // The harness publishes no DNS records: lookups use the system's resolvers and give up fast.
@@ -122,6 +125,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       lookup: createTxtLookup(resolver),
       encryptionKey: testEncryptionKey,
       logger,
+      onSenderGone: verifiedSenders.forget,
     }),
     templates,
     emails,
@@ -133,6 +137,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       upsertContact: createContactUpserts(contacts),
       links: tokens,
       publicUrl: "http://localhost:8080",
+      verifiedSenders,
     }),
     tracking: createTracking({ db, tokens, contacts, nudgeOutbox: () => {} }),
     sesNotifications: createSesNotifications({

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import { HttpProblem } from "./errors.js";
 
-const unlimitedRoutes = new Set(["/health", "/livez", "/webhooks/ses"]);
+const unlimitedRoutes = new Set(["/health", "/livez", "/webhooks/ses", "/webhooks/incoming/stripe"]);
 const minute = 60_000;
 
 /**

@@ -6,6 +6,7 @@ import { validBillingLimits } from "../domain/billing-limits.js";
 import { billingPeriodOf } from "../domain/billing-period.js";
 import { assertCanManage } from "../domain/roles.js";
 import type { BillingLimits, Consumption } from "../domain/usage-category.js";
+import { recordBillingLimitsChanged } from "../events/project-lifecycle.js";
 import { requireMembership } from "../projects/project-access.js";
 import type { InvoiceSummary, Payments } from "./payments.js";
 
@@ -34,7 +35,13 @@ function validUrls(fields: Record<string, string>): void {
 }
 
 /** Caps and metering always; checkout, portal and invoices only when a payment provider is configured. */
-export function createBilling(deps: { db: Db; payments: Payments | undefined }): Billing {
+export function createBilling(deps: {
+  db: Db;
+  payments: Payments | undefined;
+  /** STRIPE_PRICE_LIMITS's prices: when there are any, checkout takes only these (another price would set no caps). */
+  prices?: ReadonlySet<string>;
+  nudgeOutbox?: () => void;
+}): Billing {
   const { db } = deps;
 
   /** Owners and admins, on a deployment with payments. */
@@ -55,7 +62,11 @@ export function createBilling(deps: { db: Db; payments: Payments | undefined }):
       const { role } = await requireMembership(db, projectId, userId);
       assertCanManage(role, "change billing limits");
       const valid = validBillingLimits(limits);
-      await db.$transaction((tx) => replaceBillingLimits(tx, projectId, valid));
+      await db.$transaction(async (tx) => {
+        await replaceBillingLimits(tx, projectId, valid);
+        await recordBillingLimitsChanged(tx, projectId, valid, userId);
+      });
+      deps.nudgeOutbox?.();
       return valid;
     },
 
@@ -70,6 +81,16 @@ export function createBilling(deps: { db: Db; payments: Payments | undefined }):
       const { project, payments } = await payingProject(userId, projectId, "manage billing");
       if (!request.priceId)
         throw validationFailed("Invalid checkout", [{ field: "price_id", message: "Price is required", code: "required" }]);
+      if (deps.prices && deps.prices.size > 0 && !deps.prices.has(request.priceId)) {
+        throw validationFailed("Invalid checkout", [
+          {
+            field: "price_id",
+            message: "Must be one of the prices of STRIPE_PRICE_LIMITS",
+            code: "invalid_enum_value",
+            received: JSON.stringify(request.priceId),
+          },
+        ]);
+      }
       validUrls({ success_url: request.successUrl, cancel_url: request.cancelUrl });
       const customerId =
         (await billingCustomerOf(db, projectId)) ??

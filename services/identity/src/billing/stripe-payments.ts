@@ -58,6 +58,8 @@ export function createStripePayments(options: { secretKey: string; apiUrl: strin
           mode: "subscription",
           customer: session.customerId,
           client_reference_id: session.projectId,
+          // Lets a webhook event find its project even before the customer is known here.
+          subscription_data: { metadata: { herald_project_id: session.projectId } },
           line_items: [{ price: session.priceId, quantity: 1 }],
           success_url: session.successUrl,
           cancel_url: session.cancelUrl,

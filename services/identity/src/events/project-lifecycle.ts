@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { createEnvelope, topics, writeOutboxEvent } from "@herald/kafka";
-import { ProjectLifecycleSchema } from "@herald/proto/herald/events/v1/project_lifecycle_pb";
+import { BillingLimitsChangedSchema, ProjectLifecycleSchema } from "@herald/proto/herald/events/v1/project_lifecycle_pb";
 import type { Tx } from "../db/client.js";
+import type { BillingLimits } from "../domain/usage-category.js";
 
 /** The envelope types of herald.project-lifecycle.v1 (project_lifecycle.proto). */
 export type ProjectLifecycleType =
@@ -24,6 +25,21 @@ export async function recordProjectEvent(tx: Tx, type: ProjectLifecycleType, pro
     source: "identity",
     payloadSchema: ProjectLifecycleSchema,
     payload: create(ProjectLifecycleSchema, { projectId, actorUserId }),
+  });
+  await writeOutboxEvent(tx, topics.projectLifecycle, envelope);
+}
+
+/**
+ * Announces a project's caps as they now are (project.billing_limits_changed), in the
+ * transaction that changed them: delivery keeps a copy and refuses enqueues past them.
+ */
+export async function recordBillingLimitsChanged(tx: Tx, projectId: string, limits: BillingLimits, actorUserId = ""): Promise<void> {
+  const envelope = createEnvelope({
+    type: "project.billing_limits_changed",
+    projectId,
+    source: "identity",
+    payloadSchema: BillingLimitsChangedSchema,
+    payload: create(BillingLimitsChangedSchema, { projectId, actorUserId, ...limits }),
   });
   await writeOutboxEvent(tx, topics.projectLifecycle, envelope);
 }

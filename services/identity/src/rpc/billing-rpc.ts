@@ -2,6 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService, BillingLimits as ProtoBillingLimits } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import type { Billing } from "../billing/billing.js";
+import type { StripeWebhooks } from "../billing/stripe-webhooks.js";
 import { type BillingLimits, usageCategories } from "../domain/usage-category.js";
 
 /** Proto3 `optional` keeps "no cap" (absent) apart from a cap of zero. */
@@ -14,8 +15,8 @@ function limitsFromProto(limits: ProtoBillingLimits | undefined): BillingLimits 
   return domain;
 }
 
-export function createBillingRpc(deps: { billing: Billing }): ServiceImpl<typeof BillingService> {
-  const { billing } = deps;
+export function createBillingRpc(deps: { billing: Billing; stripeWebhooks: StripeWebhooks }): ServiceImpl<typeof BillingService> {
+  const { billing, stripeWebhooks } = deps;
   return {
     async getBillingLimits(request) {
       return { limits: await billing.limits(request.userId, request.projectId) };
@@ -56,6 +57,11 @@ export function createBillingRpc(deps: { billing: Billing }): ServiceImpl<typeof
           hostedInvoiceUrl: invoice.hostedInvoiceUrl,
         })),
       };
+    },
+
+    async handleStripeEvent(request) {
+      const { outcome, projectId } = await stripeWebhooks.handle(request.payload, request.signature);
+      return { outcome, projectId: projectId ?? "" };
     },
   };
 }
