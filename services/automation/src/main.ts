@@ -83,6 +83,7 @@ try {
   const runner = createStepRunner({
     db,
     logger,
+    delayScale: config.DELAY_TIME_SCALE,
     executors: {
       ...createStepExecutors({ clients, delayScale: config.DELAY_TIME_SCALE }),
       WEBHOOK: createWebhookExecutor({

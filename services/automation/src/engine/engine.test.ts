@@ -112,6 +112,7 @@ describe("the workflow engine", () => {
         batchSize: 3,
         leaseMs: 30_000,
         idleMs: 50,
+        delayScale: 0.005,
       }),
     );
     for (const runner of runners) runner.start();
@@ -129,7 +130,7 @@ describe("the workflow engine", () => {
       expect(execution.reason).toBe("after the delay");
       const delay = execution.steps.find((step) => step.stepType === "DELAY");
       expect(delay?.dueAt && delay.dueAt.getTime() - delay.createdAt.getTime()).toBe(300);
-      // Claimed once to start, once when its timer fired; never by both runners at once.
+      // Set once when reached, once fired when due; never by both runners at once.
       expect(delay?.attempts).toBe(2);
       expect(execution.steps.find((step) => step.stepType === "EXIT")?.attempts).toBe(1);
     }
@@ -199,6 +200,7 @@ describe("the workflow engine", () => {
       batchSize: 10,
       leaseMs: 30_000,
       idleMs: 50,
+      delayScale: 1,
     });
     runner.start();
     try {
@@ -249,6 +251,7 @@ describe("the workflow engine", () => {
       batchSize: 10,
       leaseMs: 30_000,
       idleMs: 50,
+      delayScale: 0.0001,
     });
     runner.start();
     try {

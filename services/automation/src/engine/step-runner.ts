@@ -1,15 +1,23 @@
 import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
+import { Prisma } from "../db/generated/client.js";
 import { nextTransition } from "../domain/graph.js";
-import { type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
+import { delayUnits, type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
 import { activeStatuses } from "../domain/step-types.js";
 import type { ClaimedRun, RunExecution, StepExecutor, StepOutcome } from "./step-outcome.js";
 
 /** A step that failed this many times for temporary reasons fails its execution. */
 const maxAttempts = 8;
 
-/** DELAY timers fired by one statement at most (fireDelays). */
+/** DELAY timers set, and fired, by one statement at most (armDelays, fireDelays). */
 const timersPerPass = 1_000;
+
+/** A DELAY step's length in milliseconds, from its config (checked when the step was written), in SQL. */
+const delayMsSql = Prisma.raw(
+  `(s.config->>'amount')::bigint * CASE s.config->>'unit' ${Object.entries(delayUnits)
+    .map(([unit, ms]) => `WHEN '${unit}' THEN ${ms}`)
+    .join(" ")} END`,
+);
 
 interface ClaimedRow {
   id: string;
@@ -54,6 +62,8 @@ export function createStepRunner(deps: {
   batchSize: number;
   leaseMs: number;
   idleMs: number;
+  /** DELAY_TIME_SCALE: how long a DELAY's minute lasts, as a fraction of one (tests shorten them). */
+  delayScale: number;
 }) {
   const { db, logger } = deps;
 
@@ -249,6 +259,37 @@ export function createStepRunner(deps: {
   }
 
   /**
+   * Sets the timers of up to `timersPerPass` DELAY runs just reached, in one statement: each
+   * becomes WAITING until its creation plus the delay, as the DELAY executor would record it one
+   * run at a time, and its execution WAITING. A burst of executions reaching their DELAY is thus
+   * waiting within a pass, so its timers fire on time (fireDelays) instead of after a first pass
+   * of each run through the claim. A run this leaves is claimed as any run is.
+   */
+  async function armDelays(): Promise<number> {
+    const [armed] = await db.$queryRaw<Array<{ count: bigint }>>`
+      WITH reached AS (
+        SELECT r.id, r.execution_id,
+               r.created_at + (${delayMsSql}) * ${deps.delayScale}::float8 * interval '1 millisecond' AS due_at
+        FROM workflow_step_runs r JOIN workflow_steps s ON s.id = r.step_id
+        WHERE r.status = 'PENDING' AND r.step_type = 'DELAY' AND r.run_at <= now()
+        ORDER BY r.run_at
+        LIMIT ${timersPerPass}
+        FOR UPDATE OF r SKIP LOCKED
+      ), waiting AS (
+        UPDATE workflow_step_runs r
+        SET status = 'WAITING', run_at = reached.due_at, due_at = reached.due_at, attempts = r.attempts + 1, started_at = COALESCE(r.started_at, now()),
+            output = jsonb_build_object('dueAt', to_char(reached.due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        FROM reached WHERE r.id = reached.id
+        RETURNING r.execution_id, r.step_id
+      ), moved AS (
+        UPDATE workflow_executions e SET status = 'WAITING', current_step_id = waiting.step_id, updated_at = now()
+        FROM waiting WHERE e.id = waiting.execution_id AND e.status = 'RUNNING'
+      )
+      SELECT count(*) AS count FROM waiting`;
+    return Number(armed?.count ?? 0);
+  }
+
+  /**
    * Fires up to `timersPerPass` DELAY timers that are due, in one statement: a fired DELAY needs
    * no executor, only its record (the run COMPLETED, the next step's run queued, the execution
    * moved on, or COMPLETED when nothing follows, or the run CANCELLED when its execution was).
@@ -311,7 +352,8 @@ export function createStepRunner(deps: {
     logger,
     idleMs: deps.idleMs,
     pass: async () => {
-      // Due timers first, in bulk: a burst of them fires on time however busy the other steps keep the runner.
+      // Timers first, in bulk: a burst of them is set, and fires, on time however busy the other steps keep the runner.
+      const armed = await armDelays();
       const fired = await fireDelays();
       const runs = await claim();
       await Promise.all(
@@ -325,7 +367,7 @@ export function createStepRunner(deps: {
         ),
       );
       // A step that just queued another (or a short timer) is due at once: look again now.
-      return runs.length > 0 || fired > 0 ? "busy" : untilNextDue();
+      return runs.length > 0 || fired > 0 || armed > 0 ? "busy" : untilNextDue();
     },
   });
 
