@@ -52,8 +52,9 @@ export async function readReceivedMessage(raw: Buffer, envelopeSender: string): 
   const messageId = email.messageId?.trim() || undefined;
   return {
     sender,
+    // One line for the feed: line breaks, NULs and runs of white space become one space.
     subject: (email.subject ?? "")
-      .replaceAll(/[\r\n\0]+/g, " ")
+      .replaceAll(/[\s\0]+/g, " ")
       .trim()
       .slice(0, subjectMaxLength),
     messageId,
