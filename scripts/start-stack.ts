@@ -48,6 +48,8 @@ const env = {
   REDIS_URL: infra.redisUrl,
   KAFKA_BROKERS: infra.kafkaBrokers.join(","),
   ...(mailSink ? { SMTP_URL: mailSink.smtpUrl } : {}),
+  // Account emails (verification, reset, invitation) come from here, signed with the generated SYSTEM_DKIM_PRIVATE_KEY.
+  SYSTEM_EMAIL_FROM: setting("SYSTEM_EMAIL_FROM") ?? "Herald <no-reply@herald.localhost>",
 };
 const gatewayUrl = `http://localhost:${env.GATEWAY_PORT ?? "8080"}`;
 

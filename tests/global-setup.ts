@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { ensureChromium, ensureInfrastructure, localSecrets } from "@herald/devinfra";
 import {
@@ -9,6 +10,7 @@ import {
   startStack,
   startTestDnsServer,
   startTestSmtpSink,
+  testDnsClient,
 } from "@herald/testing";
 import type { TestProject } from "vitest/node";
 import { testTopicArn } from "../services/delivery/src/test-support/sns-signer.js";
@@ -32,8 +34,13 @@ export interface HeraldTestContext {
   chromiumPath: string;
   /** The stack's DOMAIN_CHECK_INTERVAL_MS. */
   domainCheckIntervalMs: number;
-  /** Where the stack's delivery receives bounces (INBOUND_SMTP_PORT), for return paths of BOUNCE_DOMAIN. */
-  inboundSmtp: { port: number; bounceDomain: string; maxMessageBytes: number };
+  /**
+   * Where the stack's delivery receives bounces (INBOUND_SMTP_PORT), for return paths of BOUNCE_DOMAIN, and projects' mail
+   * for domains whose MX names mxHost (INBOUND_MX_HOST).
+   */
+  inboundSmtp: { port: number; bounceDomain: string; maxMessageBytes: number; mxHost: string };
+  /** The sender of account emails (SYSTEM_EMAIL_FROM) and where its DKIM key is published (its public half is in the test DNS server). */
+  systemEmail: { from: string; dkimRecordName: string };
 }
 
 declare module "vitest" {
@@ -41,6 +48,10 @@ declare module "vitest" {
     herald: HeraldTestContext;
   }
 }
+
+/** The DKIM TXT record (RFC 6376 section 3.6.1) of an RSA private key in PEM. */
+const dkimRecordOf = (privateKeyPem: string): string =>
+  `v=DKIM1; k=rsa; p=${createPublicKey(createPrivateKey(privateKeyPem)).export({ type: "spki", format: "der" }).toString("base64")}`;
 
 /** How long each service may take to serve: a loaded 2-core machine takes well over the default 20 s. */
 const stackStartTimeoutMs = Number(process.env.HERALD_STACK_START_TIMEOUT_MS ?? 120_000);
@@ -62,7 +73,15 @@ export default async function setup(project: TestProject) {
   Object.assign(process.env, secrets);
   const dkimEncryptionKey = secrets.DKIM_ENCRYPTION_KEY;
   const domainCheckIntervalMs = 1_000;
-  const inboundSmtp = { port: await freePort(), bounceDomain: "bounces.herald.test", maxMessageBytes: 256 * 1024 };
+  const inboundSmtp = {
+    port: await freePort(),
+    bounceDomain: "bounces.herald.test",
+    maxMessageBytes: 256 * 1024,
+    mxHost: "mx.herald.test",
+  };
+  // Account emails come from here, signed with the generated SYSTEM_DKIM_PRIVATE_KEY, whose public half the test DNS server publishes.
+  const systemEmail = { from: "accounts@herald.test", dkimRecordName: "herald._domainkey.herald.test" };
+  await testDnsClient(dns.controlUrl).setTxt(systemEmail.dkimRecordName, [dkimRecordOf(secrets.SYSTEM_DKIM_PRIVATE_KEY)]);
   const stack = await startStack(
     urls,
     {
@@ -86,6 +105,10 @@ export default async function setup(project: TestProject) {
       BOUNCE_DOMAIN: inboundSmtp.bounceDomain,
       INBOUND_SMTP_PORT: String(inboundSmtp.port),
       INBOUND_SMTP_MAX_BYTES: String(inboundSmtp.maxMessageBytes),
+      // Projects receive mail for their verified domains whose MX names this host (tests/inbound.test.ts).
+      INBOUND_MX_HOST: inboundSmtp.mxHost,
+      SYSTEM_EMAIL_FROM: `Herald <${systemEmail.from}>`,
+      SYSTEM_DKIM_SELECTOR: "herald",
       // A workflow's one-minute DELAY lasts 0.6 s (tests/workflows-engine.test.ts).
       DELAY_TIME_SCALE: "0.01",
       // WEBHOOK steps may reach the tests' receiver on 127.0.0.2 and no other private address.
@@ -107,6 +130,7 @@ export default async function setup(project: TestProject) {
     domainCheckIntervalMs,
     inboundSmtp,
     chromiumPath,
+    systemEmail,
   });
   return async () => {
     await stack.stop();

@@ -17,7 +17,7 @@ describe("members and roles", () => {
     owner = await signUp(call, "owner");
     member = await signUp(call, "member");
     admin = await signUp(call, "admin");
-    await Promise.all([verifyAddress(call, stack.databaseUrl, member), verifyAddress(call, stack.databaseUrl, admin)]);
+    await Promise.all([verifyAddress(call, member), verifyAddress(call, admin)]);
     project = await createProject(call, owner.cookie, "Team");
   });
 
@@ -64,7 +64,7 @@ describe("members and roles", () => {
     expect(invited.status).toBe(201);
     expect(invited.body.active).toBe(false);
     expect((await call("GET", `/projects/${project.id}/members`, { cookie: unproven.cookie })).status).toBe(404);
-    await verifyAddress(call, stack.databaseUrl, unproven);
+    await verifyAddress(call, unproven);
     expect((await call("GET", `/projects/${project.id}/members`, { cookie: unproven.cookie })).status).toBe(200);
   });
 

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { ConfigError } from "@herald/platform";
 import { describe, expect, it } from "vitest";
@@ -114,5 +115,39 @@ describe("delivery configuration", () => {
     expect(() => loadConfig({ BOUNCE_DOMAIN: "not a domain" })).toThrow(/BOUNCE_DOMAIN: must be a domain name/);
     expect(() => loadConfig({ INBOUND_SMTP_PORT: "2525" })).toThrow(/BOUNCE_DOMAIN: is required with INBOUND_SMTP_PORT/);
     expect(() => loadConfig({ BOUNCE_DOMAIN: "bounces.example.com", INBOUND_SMTP_PORT: "70000" })).toThrow(/INBOUND_SMTP_PORT/);
+  });
+
+  it("reads the sender and DKIM key of account emails, and sends none without a key", () => {
+    const pem = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const config = loadConfig({
+      SYSTEM_EMAIL_FROM: "Herald Accounts <Accounts@Example.com>",
+      SYSTEM_DKIM_PRIVATE_KEY: pem.replaceAll("\n", "\\n"),
+    });
+    expect(config.systemSender).toEqual({
+      from: { email: "accounts@example.com", name: "Herald Accounts" },
+      dkim: { domainName: "example.com", keySelector: "herald", privateKey: pem.trim() },
+    });
+    expect(
+      loadConfig({ SYSTEM_DKIM_PRIVATE_KEY: pem, SYSTEM_DKIM_DOMAIN: "Mail.Example.com", SYSTEM_DKIM_SELECTOR: "s1" }).systemSender,
+    ).toMatchObject({
+      from: { email: "no-reply@herald.localhost", name: "Herald" },
+      dkim: { domainName: "mail.example.com", keySelector: "s1" },
+    });
+    expect(loadConfig({}).systemSender).toBeUndefined();
+    // In production there is no default sender: account emails wait until one is configured.
+    expect(
+      loadEnvironment({
+        NODE_ENV: "production",
+        LINK_SIGNING_SECRET: "x".repeat(32),
+        DKIM_ENCRYPTION_KEY: "a".repeat(64),
+        SYSTEM_DKIM_PRIVATE_KEY: pem,
+      }).systemSender,
+    ).toBeUndefined();
+    expect(() => loadConfig({ SYSTEM_DKIM_PRIVATE_KEY: "not a key" })).toThrow(
+      /SYSTEM_DKIM_PRIVATE_KEY: must be an RSA private key in PEM/,
+    );
+    expect(() => loadConfig({ SYSTEM_EMAIL_FROM: "Herald <no address>" })).toThrow(/SYSTEM_EMAIL_FROM: must be an email address/);
+    expect(() => loadConfig({ INBOUND_MX_HOST: "not a host" })).toThrow(/INBOUND_MX_HOST: must be a host name/);
+    expect(loadConfig({ INBOUND_MX_HOST: "MX.Herald.Example." }).inboundMxHost).toBe("mx.herald.example");
   });
 });

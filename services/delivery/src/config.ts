@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,37 @@ const dnsServer = (entry: string): boolean => {
   const [host, port] = bracketed ? [bracketed[1] ?? "", bracketed[2]] : isIP(entry) === 6 ? [entry, undefined] : entry.split(":");
   return isIP(host ?? "") !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
 };
+
+const domainName = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+/** `Name <address>` or a bare address, as SYSTEM_EMAIL_FROM takes it. */
+export function parseMailbox(value: string): { email: string; name?: string } | undefined {
+  const trimmed = value.trim();
+  const open = trimmed.lastIndexOf("<");
+  const [name, email] =
+    open >= 0 && trimmed.endsWith(">") ? [trimmed.slice(0, open).trim(), trimmed.slice(open + 1, -1).trim()] : ["", trimmed];
+  const at = email.lastIndexOf("@");
+  if (at <= 0 || /[\s<>"]/.test(email) || /[\r\n<>"]/.test(name)) return undefined;
+  return { email: email.toLowerCase(), ...(name ? { name } : {}) };
+}
+
+/** A PEM as an environment variable carries it: real line breaks, or `\n` escapes (one-line secret stores). */
+const pemOf = (value: string): string => (value.includes("\\n") ? value.replaceAll("\\n", "\n") : value).trim();
+
+function isRsaPrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === "rsa";
+  } catch {
+    return false;
+  }
+}
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => value?.trim() || undefined);
+
+const developmentSystemEmailFrom = "Herald <no-reply@herald.localhost>";
 
 const developmentLinkSigningSecret = "herald development link signing secret: not a secret";
 
@@ -185,6 +217,40 @@ export const configSchema = z
     UPLOADS_S3_FORCE_PATH_STYLE: envBoolean(false),
     /** Prepended to every key, e.g. `herald/`, when the bucket holds other things too. */
     UPLOADS_S3_PREFIX: z.string().default(""),
+    /**
+     * The sender of account emails (verification, password reset, invitation): `Name <address>` or an address.
+     * Unset: account emails are not sent (development and test: Herald <no-reply@herald.localhost>).
+     */
+    SYSTEM_EMAIL_FROM: optionalText.refine((value) => value === undefined || parseMailbox(value) !== undefined, {
+      message: "must be an email address, or Name <address>",
+    }),
+    /** The d= of account emails' DKIM signature; unset: the domain of SYSTEM_EMAIL_FROM. */
+    SYSTEM_DKIM_DOMAIN: optionalText.refine((value) => value === undefined || domainName.test(value.toLowerCase()), {
+      message: "must be a domain name",
+    }),
+    /** The selector: the public key is published at <selector>._domainkey.<SYSTEM_DKIM_DOMAIN>. */
+    SYSTEM_DKIM_SELECTOR: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i, { message: "must be a DNS label" })
+      .default("herald"),
+    /** The RSA private key (PEM; `\n` escapes are read as line breaks) that signs account emails. Unset: none is sent. */
+    SYSTEM_DKIM_PRIVATE_KEY: optionalText.refine((value) => value === undefined || isRsaPrivateKey(pemOf(value)), {
+      message: "must be an RSA private key in PEM",
+    }),
+    /**
+     * The host name receivers reach INBOUND_SMTP_PORT at: a project receives mail for a verified domain (or a
+     * subdomain of one) whose MX names this host, once it switched receiving on. Unset: no project receives mail.
+     */
+    INBOUND_MX_HOST: optionalText.refine((value) => value === undefined || domainName.test(value.toLowerCase().replace(/\.$/, "")), {
+      message: "must be a host name",
+    }),
+    /** Messages one project may receive a minute, per delivery process; past it senders are told to try later (451). */
+    INBOUND_PROJECT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+    /** Recipients one received message may have; more are refused (452), as RFC 5321 lets a server do. */
+    INBOUND_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(1_000).default(50),
+    /** How long whether a domain's MX names INBOUND_MX_HOST is remembered. */
+    INBOUND_MX_CACHE_MS: z.coerce.number().int().min(0).default(60_000),
   })
   .superRefine((config, context) => {
     if (config.MAIL_PROVIDER === "ses" && !config.SES_REGION) {
@@ -201,8 +267,11 @@ export const configSchema = z
     }
     requireInProduction(["LINK_SIGNING_SECRET", "DKIM_ENCRYPTION_KEY"] as const)(config, context);
   })
-  .transform(({ DKIM_ENCRYPTION_KEY, LINK_SIGNING_SECRET, ...config }) => ({
+  .transform(({ DKIM_ENCRYPTION_KEY, LINK_SIGNING_SECRET, SYSTEM_DKIM_PRIVATE_KEY, ...config }) => ({
     ...config,
+    /** Who account emails come from and the key that signs them; undefined: account emails are not sent. */
+    systemSender: systemSenderOf(config, SYSTEM_DKIM_PRIVATE_KEY),
+    inboundMxHost: config.INBOUND_MX_HOST?.toLowerCase().replace(/\.$/, ""),
     // Only with NODE_ENV=development or test: a fixed, publicly known secret, like the DKIM key below.
     linkSigningSecret: LINK_SIGNING_SECRET ?? developmentLinkSigningSecret,
     // Only with NODE_ENV=development or test: a fixed, publicly known key: keys survive restarts, and nobody should mistake it for protection.
@@ -214,6 +283,27 @@ export const configSchema = z
         ? { region: config.SES_REGION, endpoint: config.SES_ENDPOINT, configurationSet: config.SES_CONFIGURATION_SET }
         : undefined,
   }));
+
+function systemSenderOf(
+  config: {
+    NODE_ENV: "development" | "test" | "production";
+    SYSTEM_EMAIL_FROM?: string | undefined;
+    SYSTEM_DKIM_DOMAIN?: string | undefined;
+    SYSTEM_DKIM_SELECTOR: string;
+  },
+  privateKey: string | undefined,
+) {
+  const from = parseMailbox(config.SYSTEM_EMAIL_FROM ?? (config.NODE_ENV === "production" ? "" : developmentSystemEmailFrom));
+  if (!from || !privateKey) return undefined;
+  return {
+    from,
+    dkim: {
+      domainName: (config.SYSTEM_DKIM_DOMAIN ?? from.email.slice(from.email.lastIndexOf("@") + 1)).toLowerCase(),
+      keySelector: config.SYSTEM_DKIM_SELECTOR,
+      privateKey: pemOf(privateKey),
+    },
+  };
+}
 
 export type Config = z.infer<typeof configSchema>;
 

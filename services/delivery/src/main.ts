@@ -17,6 +17,9 @@ import { createInboundSmtp } from "./feedback/inbound-smtp.js";
 import { createReturnPaths } from "./feedback/return-path.js";
 import { createSesNotifications, createSnsConfirmation } from "./feedback/ses-notifications.js";
 import { createSnsCertificates } from "./feedback/sns-message.js";
+import { createInboundSettings } from "./inbound/inbound-settings.js";
+import { createReceivedMail } from "./inbound/received-mail.js";
+import { createReceivingDomains } from "./inbound/receiving-domains.js";
 import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
@@ -28,12 +31,15 @@ import { createResolver, createTxtLookup } from "./sending-domains/txt-lookup.js
 import { createContactUpserts } from "./sends/contact-upserts.js";
 import { createSends } from "./sends/sends.js";
 import { build } from "./server.js";
+import { createSystemMail } from "./system-mail/system-mail.js";
+import { createSystemMailSender } from "./system-mail/system-mail-sender.js";
 import { createTemplates } from "./templates/templates.js";
 import { createTracking } from "./tracking/tracking.js";
 import { createLocalImageStore } from "./uploads/local-image-store.js";
 import { createS3ImageStore } from "./uploads/s3-image-store.js";
 import { createUploads } from "./uploads/uploads.js";
 import { createDomainFactsLookup } from "./verification/domain-facts.js";
+import { createMailExchangeLookup } from "./verification/mail-exchange.js";
 import { createVerification } from "./verification/verification.js";
 
 const name = "delivery";
@@ -127,6 +133,7 @@ try {
     config.BOUNCE_DOMAIN && config.MAIL_PROVIDER === "smtp"
       ? createReturnPaths({ domain: config.BOUNCE_DOMAIN, secret: config.linkSigningSecret })
       : undefined;
+  const retry = { maxAttempts: config.SEND_MAX_ATTEMPTS, baseDelayMs: config.SEND_RETRY_BASE_MS, maxDelayMs: config.SEND_RETRY_MAX_MS };
   const dispatcher = createDispatcher({
     db,
     pool,
@@ -138,12 +145,28 @@ try {
     ratePerSecond: config.SEND_RATE_PER_SECOND,
     projectRatePerSecond: config.SEND_PROJECT_RATE_PER_SECOND,
     leaseMs: config.SEND_LEASE_MS,
-    retry: { maxAttempts: config.SEND_MAX_ATTEMPTS, baseDelayMs: config.SEND_RETRY_BASE_MS, maxDelayMs: config.SEND_RETRY_MAX_MS },
+    retry,
     pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
     nudgeOutbox: () => relay.nudge(),
     ...(returnPaths ? { returnPathOf: returnPaths.addressOf } : {}),
   });
   const contacts = createRpcClient(ContactsService, { baseUrl: config.CONTACTS_URL, connections: 2, timeoutMs: 10_000 });
+  const upsertContact = createContactUpserts(contacts);
+  // Account emails: their own small queue and sender, through the same provider (docs/decisions.md "Account emails").
+  const systemMailSender = createSystemMailSender({
+    db,
+    logger,
+    provider,
+    sender: config.systemSender,
+    retry,
+    leaseMs: config.SEND_LEASE_MS,
+    pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
+  });
+  const systemMail = createSystemMail({
+    db,
+    messageIdDomain: config.systemSender?.dkim.domainName ?? "localhost",
+    nudgeSender: () => systemMailSender.nudge(),
+  });
   const tokens = createLinkTokens(config.linkSigningSecret);
   const tracking = createTracking({ db, tokens, contacts, nudgeOutbox: () => relay.nudge() });
   const emails = createEmails({
@@ -158,7 +181,7 @@ try {
     renderer,
     templates,
     emails,
-    upsertContact: createContactUpserts(contacts),
+    upsertContact,
     links: tokens,
     publicUrl: config.PUBLIC_URL,
     verifiedSenders,
@@ -184,6 +207,8 @@ try {
     tracking,
     sesNotifications,
     verification: createVerification({ pool, lookupDomain: createDomainFactsLookup(resolver) }),
+    systemMail,
+    inboundSettings: createInboundSettings({ db, mxHost: config.inboundMxHost }),
   });
   const inbound =
     returnPaths && config.INBOUND_SMTP_PORT !== undefined
@@ -194,11 +219,27 @@ try {
           maxMessageBytes: config.INBOUND_SMTP_MAX_BYTES,
           maxConnectionsPerIp: config.INBOUND_SMTP_MAX_CONNECTIONS_PER_IP,
           bufferBytes: config.INBOUND_SMTP_BUFFER_BYTES,
+          ...(config.inboundMxHost
+            ? {
+                receiving: {
+                  domains: createReceivingDomains({
+                    db,
+                    mxHost: config.inboundMxHost,
+                    lookupMx: createMailExchangeLookup(resolver),
+                    mxCacheMs: config.INBOUND_MX_CACHE_MS,
+                  }),
+                  mail: createReceivedMail({ db, upsertContact, nudgeOutbox: () => relay.nudge() }),
+                  projectMessagesPerMinute: config.INBOUND_PROJECT_MESSAGES_PER_MINUTE,
+                  maxRecipients: config.INBOUND_MAX_RECIPIENTS,
+                },
+              }
+            : {}),
         })
       : undefined;
   relay.start();
   senderDomainListener.start();
   dispatcher.start();
+  systemMailSender.start();
   domainCheck.start();
   await lifecycle.start();
   await billingCaps.start();
@@ -206,7 +247,12 @@ try {
   logger.info({ port, schema }, `${name} listening`);
   if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
     const inboundPort = await inbound.listen(config.INBOUND_SMTP_PORT, config.LISTEN_HOST);
-    logger.info({ port: inboundPort, bounceDomain: config.BOUNCE_DOMAIN }, "receiving bounces and feedback reports over SMTP");
+    logger.info(
+      { port: inboundPort, bounceDomain: config.BOUNCE_DOMAIN, mxHost: config.inboundMxHost },
+      config.inboundMxHost
+        ? "receiving bounces, feedback reports and projects' mail over SMTP"
+        : "receiving bounces and feedback reports over SMTP",
+    );
   }
   onShutdown(logger, [
     () => server.close(),
@@ -217,6 +263,7 @@ try {
     () => senderDomainListener.stop(),
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),
+    () => systemMailSender.stop(),
     async () => {
       await provider?.close();
     },

@@ -5,7 +5,9 @@ import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_
 import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { InboundService } from "@herald/proto/herald/delivery/v1/inbound_service_pb";
 import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
+import { SystemMailService } from "@herald/proto/herald/delivery/v1/system_mail_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
@@ -16,18 +18,22 @@ import type { Db } from "./db/client.js";
 import { sendLimits } from "./domain/send-request.js";
 import type { Emails } from "./emails/emails.js";
 import type { SesNotifications } from "./feedback/ses-notifications.js";
+import type { InboundSettings } from "./inbound/inbound-settings.js";
 import { createActivityRpc } from "./rpc/activity-rpc.js";
 import { createCampaignSendsRpc } from "./rpc/campaign-sends-rpc.js";
 import { createDeliveryRpc } from "./rpc/delivery-rpc.js";
 import { createDomainsRpc } from "./rpc/domains-rpc.js";
 import { createEmailsRpc } from "./rpc/emails-rpc.js";
+import { createInboundRpc } from "./rpc/inbound-rpc.js";
 import { createProviderEventsRpc } from "./rpc/provider-events-rpc.js";
+import { createSystemMailRpc } from "./rpc/system-mail-rpc.js";
 import { createTemplatesRpc } from "./rpc/templates-rpc.js";
 import { createTrackingRpc } from "./rpc/tracking-rpc.js";
 import { createUploadsRpc } from "./rpc/uploads-rpc.js";
 import { createVerificationRpc } from "./rpc/verification-rpc.js";
 import type { Domains } from "./sending-domains/domains.js";
 import type { Sends } from "./sends/sends.js";
+import type { SystemMail } from "./system-mail/system-mail.js";
 import type { Templates } from "./templates/templates.js";
 import type { Tracking } from "./tracking/tracking.js";
 import type { Uploads } from "./uploads/uploads.js";
@@ -54,6 +60,10 @@ export interface Deps {
   sesNotifications: SesNotifications;
   /** POST /v1/verify. */
   verification: Verification;
+  /** Account emails from identity (SystemMailService); the sender that empties their queue runs beside the server (main.ts). Unset in harnesses that leave them out. */
+  systemMail?: SystemMail;
+  /** Whether each project receives mail (InboundService); unset in harnesses that leave it out. */
+  inboundSettings?: InboundSettings;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -67,6 +77,8 @@ export function build(deps: Deps): RpcServer {
       TrackingService.typeName,
       ProviderEventsService.typeName,
       VerificationService.typeName,
+      ...(deps.systemMail ? [SystemMailService.typeName] : []),
+      ...(deps.inboundSettings ? [InboundService.typeName] : []),
       ...(deps.uploads ? [UploadsService.typeName] : []),
       ...(deps.campaignSends ? [CampaignSendsService.typeName] : []),
     ]),
@@ -84,6 +96,8 @@ export function build(deps: Deps): RpcServer {
       router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));
       router.service(ProviderEventsService, createProviderEventsRpc({ sesNotifications: deps.sesNotifications }));
       router.service(VerificationService, createVerificationRpc({ verification: deps.verification }));
+      if (deps.systemMail) router.service(SystemMailService, createSystemMailRpc({ systemMail: deps.systemMail }));
+      if (deps.inboundSettings) router.service(InboundService, createInboundRpc({ inboundSettings: deps.inboundSettings }));
       if (deps.uploads) router.service(UploadsService, createUploadsRpc({ uploads: deps.uploads }));
       if (deps.campaignSends) router.service(CampaignSendsService, createCampaignSendsRpc({ campaignSends: deps.campaignSends }));
     },

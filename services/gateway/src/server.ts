@@ -27,6 +27,7 @@ import { registerSegmentRoutes } from "./routes/contacts/segment-routes.js";
 import { registerDashboard } from "./routes/dashboard.js";
 import { registerActivityRoutes } from "./routes/delivery/activity-routes.js";
 import { registerDomainRoutes } from "./routes/delivery/domain-routes.js";
+import { registerInboundRoutes } from "./routes/delivery/inbound-routes.js";
 import { registerSendRoutes } from "./routes/delivery/send-routes.js";
 import { registerTemplateRoutes } from "./routes/delivery/template-routes.js";
 import { registerTrackingRoutes } from "./routes/delivery/tracking-routes.js";
@@ -112,6 +113,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
   registerSendRoutes(app, { upstreams: deps.upstreams });
   registerVerifyRoutes(app, { upstreams: deps.upstreams });
+  registerInboundRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });
   await registerStripeWebhookRoutes(app, { upstreams: deps.upstreams });

@@ -10,6 +10,7 @@ import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_servi
 import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import { InboundService } from "@herald/proto/herald/delivery/v1/inbound_service_pb";
 import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
 import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_service_pb";
@@ -39,6 +40,7 @@ export interface Upstreams {
   uploads: Client<typeof UploadsService>;
   emails: Client<typeof EmailsService>;
   tracking: Client<typeof TrackingService>;
+  inbound: Client<typeof InboundService>;
   providerEvents: Client<typeof ProviderEventsService>;
   verification: Client<typeof VerificationService>;
   workflows: Client<typeof WorkflowsService>;
@@ -83,6 +85,7 @@ export function createUpstreams(config: Config): Upstreams {
     uploads: createClient(UploadsService, delivery),
     emails: createClient(EmailsService, delivery),
     tracking: createClient(TrackingService, delivery),
+    inbound: createClient(InboundService, delivery),
     providerEvents: createClient(ProviderEventsService, delivery),
     verification: createClient(VerificationService, delivery),
     workflows: createClient(WorkflowsService, automation),

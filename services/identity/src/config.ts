@@ -78,6 +78,10 @@ export const configSchema = z
     PASSWORD_HASH_MAX_WAITING: z.coerce.number().int().min(0).max(10_000).default(64),
     /** Verification and reset emails per address and purpose per hour. */
     AUTH_EMAIL_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(5),
+    /** Sign-in waits until the account's address is proven (its verification link, a reset link, or an OAuth provider). */
+    REQUIRE_EMAIL_VERIFICATION: envBoolean(false),
+    /** How often account emails another replica queued, or whose hand-over to delivery failed, are looked for. */
+    AUTH_EMAIL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
   })
   .superRefine(requireInProduction(["JWT_SECRET"] as const))
   .transform(({ JWT_SECRET, ...config }) => ({

@@ -1,7 +1,9 @@
 import { openServiceSchema } from "@herald/db";
 import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { SystemMailService } from "@herald/proto/herald/delivery/v1/system_mail_service_pb";
 import { Redis } from "ioredis";
+import { createAccountMail } from "./accounts/account-mail.js";
 import { createStripePayments } from "./billing/stripe-payments.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
@@ -45,6 +47,13 @@ try {
   const payments = config.STRIPE_SECRET_KEY
     ? createStripePayments({ secretKey: config.STRIPE_SECRET_KEY, apiUrl: config.STRIPE_API_URL })
     : undefined;
+  // Account emails go to delivery, which sends them (docs/decisions.md "Account emails").
+  const accountMail = createAccountMail({
+    db,
+    logger,
+    systemMail: createRpcClient(SystemMailService, { baseUrl: config.DELIVERY_URL, timeoutMs: 10_000 }),
+    pollIntervalMs: config.AUTH_EMAIL_POLL_INTERVAL_MS,
+  });
   const server = build({
     db,
     redis,
@@ -53,15 +62,18 @@ try {
     payments,
     info: serviceInfoOf(name, schema, import.meta.url),
     nudgeOutbox: () => relay.nudge(),
+    nudgeAccountMail: () => accountMail.nudge(),
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
   relay.start();
+  accountMail.start();
   await emailActivity.start();
   const port = await server.listen(portOfUrl(config.IDENTITY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => server.close(),
     () => emailActivity.stop(),
+    () => accountMail.stop(),
     () => relay.stop(),
     closeDatabase,
     async () => void (await redis.quit()),

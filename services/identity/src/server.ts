@@ -36,6 +36,8 @@ export interface Deps {
   payments: Payments | undefined;
   /** Tells the outbox relay that a commit wrote events. */
   nudgeOutbox: () => void;
+  /** Tells the hand-over of account emails to delivery that a commit queued one (main.ts runs it); unset: nothing hands them over. */
+  nudgeAccountMail?: () => void;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -52,10 +54,17 @@ export function build(deps: Deps): RpcServer {
     limiter: createAuthEmailLimiter({ redis: deps.redis, limitPerHour: config.AUTH_EMAIL_LIMIT_PER_HOUR }),
     publicUrl: config.PUBLIC_URL,
     signupsDisabled: config.DISABLE_SIGNUPS,
+    requireEmailVerification: config.REQUIRE_EMAIL_VERIFICATION,
+    ...(deps.nudgeAccountMail ? { emailQueued: deps.nudgeAccountMail } : {}),
   });
   const oauth = createOAuthSignIn({ db, sessions, providers: createOAuthProviders(config), signupsDisabled: config.DISABLE_SIGNUPS });
   const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox });
-  const members = createMembers({ db, logger, publicUrl: config.PUBLIC_URL });
+  const members = createMembers({
+    db,
+    logger,
+    publicUrl: config.PUBLIC_URL,
+    ...(deps.nudgeAccountMail ? { emailQueued: deps.nudgeAccountMail } : {}),
+  });
   const prices = new Map(Object.entries(config.STRIPE_PRICE_LIMITS).map(([priceId, caps]) => [priceId, limitsOfPlan(caps)]));
   const billing = createBilling({ db, payments: deps.payments, prices: new Set(prices.keys()), nudgeOutbox: deps.nudgeOutbox });
   const stripeWebhooks = createStripeWebhooks({

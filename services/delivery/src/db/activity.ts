@@ -17,6 +17,10 @@ export interface NewActivityRow {
   workflowId: string | null;
   category: string;
   occurredAt: Date;
+  /** email.received only. */
+  subject?: string;
+  sender?: string;
+  inReplyToEmailId?: string;
 }
 
 export interface ActivityFilter {

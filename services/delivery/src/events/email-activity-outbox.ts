@@ -23,11 +23,23 @@ export const emailActivityTypes = [
 
 export type EmailActivityType = (typeof emailActivityTypes)[number];
 
-const categoryToProto: Record<CategoryName, EmailCategory> = {
+const categoryToProto: Record<CategoryName | "INBOUND", EmailCategory> = {
   TRANSACTIONAL: EmailCategory.TRANSACTIONAL,
   CAMPAIGN: EmailCategory.CAMPAIGN,
   WORKFLOW: EmailCategory.WORKFLOW,
+  INBOUND: EmailCategory.INBOUND,
 };
+
+/** What an event says beyond its email: the link of a click, the answer of a bounce, what a received message is. */
+export interface EmailActivityDetails {
+  reason?: string;
+  url?: string;
+  occurredAt?: Date;
+  /** email.received: the message's Subject, the address of its From header, and our email its In-Reply-To names. */
+  subject?: string;
+  sender?: string;
+  inReplyToEmailId?: string;
+}
 
 export interface EmailActivityFacts {
   id: string;
@@ -51,7 +63,7 @@ export interface EmailActivityEvent {
 export function emailActivityEvent(
   type: EmailActivityType,
   email: EmailActivityFacts,
-  details: { reason?: string; url?: string; occurredAt?: Date } = {},
+  details: EmailActivityDetails = {},
 ): EmailActivityEvent {
   const occurredAt = details.occurredAt ?? new Date();
   const envelope = createEnvelope({
@@ -63,7 +75,7 @@ export function emailActivityEvent(
     payloadSchema: EmailActivitySchema,
     payload: create(EmailActivitySchema, {
       emailId: email.id,
-      category: categoryToProto[email.category as CategoryName] ?? EmailCategory.TRANSACTIONAL,
+      category: categoryToProto[email.category as CategoryName | "INBOUND"] ?? EmailCategory.TRANSACTIONAL,
       campaignId: email.campaignId ?? "",
       workflowId: email.workflowId ?? "",
       recipient: email.toEmail,
@@ -71,6 +83,9 @@ export function emailActivityEvent(
       reason: details.reason ?? "",
       messageId: email.messageId,
       attempts: email.attempts,
+      subject: details.subject ?? "",
+      sender: details.sender ?? "",
+      inReplyToEmailId: details.inReplyToEmailId ?? "",
     }),
   });
   return {
@@ -88,6 +103,9 @@ export function emailActivityEvent(
       workflowId: email.workflowId,
       category: email.category,
       occurredAt,
+      ...(details.subject === undefined ? {} : { subject: details.subject }),
+      ...(details.sender === undefined ? {} : { sender: details.sender }),
+      ...(details.inReplyToEmailId === undefined ? {} : { inReplyToEmailId: details.inReplyToEmailId }),
     },
   };
 }
@@ -102,7 +120,7 @@ export async function writeEmailActivity(
   tx: Tx,
   type: EmailActivityType,
   email: EmailActivityFacts,
-  details: { reason?: string; url?: string; occurredAt?: Date } = {},
+  details: EmailActivityDetails = {},
 ): Promise<void> {
   const { outbox, activity } = emailActivityEvent(type, email, details);
   await insertOutboxRow(tx, outbox);

@@ -1,6 +1,10 @@
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@herald/platform";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { domainOfAddress, normaliseAddress } from "../domain/email-input.js";
+import { createKeyedTokenBuckets } from "../domain/token-bucket.js";
+import { type ReceivedMail, readReceivedMessage } from "../inbound/received-mail.js";
+import type { ReceivingDomains } from "../inbound/receiving-domains.js";
 import { type ReceivedReport, readReport } from "./delivery-reports.js";
 import type { EmailEventRecorder } from "./email-events.js";
 import type { ReturnPaths } from "./return-path.js";
@@ -17,6 +21,19 @@ export interface InboundSmtp {
 /** An SMTP reply for smtp-server's callbacks: the code and the text the sender sees. */
 const reply = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
 
+/** Mail for projects (docs/api-decisions.md "Receiving mail"): who receives which domain, what is recorded, and the bounds. */
+export interface InboundReceiving {
+  domains: ReceivingDomains;
+  mail: ReceivedMail;
+  /** Messages one project may receive a minute (INBOUND_PROJECT_MESSAGES_PER_MINUTE). */
+  projectMessagesPerMinute: number;
+  /** Recipients one message may have (INBOUND_MAX_RECIPIENTS). */
+  maxRecipients: number;
+}
+
+/** A message refused for good once its content is read. */
+class RefusedMessage extends Error {}
+
 /**
  * The MX of BOUNCE_DOMAIN: receives the delivery status notifications and feedback reports
  * that receivers send to the return paths of our emails (see return-path.ts), and the reports
@@ -31,6 +48,12 @@ const reply = (responseCode: number, message: string) => Object.assign(new Error
  * connections per client address (421 past it), messages of at most `maxMessageBytes` (552), and at most
  * `bufferBytes` held for all messages together: a message that would go past it is dropped as it arrives and
  * answered 452, a temporary refusal its sender retries.
+ *
+ * With `receiving`, it is also the MX of the projects that receive mail: a recipient on a domain a project
+ * receives (receiving-domains.ts) is accepted, within the project's rate (451 past it) and the recipients a
+ * message may have (452 past them), and the message is recorded in each such project (received-mail.ts).
+ * Any other recipient is refused with 550. Reports to return paths are handled as before, whatever else a
+ * message is addressed to.
  */
 export function createInboundSmtp(deps: {
   returnPaths: ReturnPaths;
@@ -42,12 +65,30 @@ export function createInboundSmtp(deps: {
   maxConnectionsPerIp: number;
   /** Bytes of messages held in memory at once, all connections together. */
   bufferBytes: number;
+  /** Unset: only reports to return paths are accepted. */
+  receiving?: InboundReceiving;
 }): InboundSmtp {
-  const { returnPaths, logger } = deps;
+  const { returnPaths, logger, receiving } = deps;
   const connectionsByIp = new Map<string, number>();
   let bufferedBytes = 0;
+  const projectRates = receiving
+    ? createKeyedTokenBuckets({ ratePerSecond: receiving.projectMessagesPerMinute / 60, burst: receiving.projectMessagesPerMinute })
+    : undefined;
+  /** Per session, for its current message: the projects each accepted recipient of a receiving domain goes to. */
+  const receivers = new Map<string, Map<string, string[]>>();
+  const receiversOf = (session: SMTPServerSession): Map<string, string[]> => {
+    let found = receivers.get(session.id);
+    if (!found) {
+      found = new Map();
+      receivers.set(session.id, found);
+    }
+    return found;
+  };
 
   const isFeedbackAddress = (address: string) => address.trim().toLowerCase() === returnPaths.feedbackAddress;
+
+  /** Whether a recipient is a return path or the feedback address: reports, not mail for a project. */
+  const isReportAddress = (address: string) => returnPaths.emailIdOf(address) !== undefined || isFeedbackAddress(address);
 
   /**
    * The email a report received at this recipient is about: the one its return path names, or for a
@@ -60,10 +101,27 @@ export function createInboundSmtp(deps: {
     return report.originalReturnPaths.map(returnPaths.emailIdOf).find((emailId) => emailId !== undefined);
   }
 
+  /** The message's recipients that are projects' addresses, recorded in each of their projects. */
+  async function receiveForProjects(raw: Buffer, session: SMTPServerSession): Promise<void> {
+    const accepted = receivers.get(session.id);
+    if (!receiving || !accepted || accepted.size === 0) return;
+    const message = await readReceivedMessage(raw, session.envelope.mailFrom ? session.envelope.mailFrom.address : "");
+    if (!message) throw new RefusedMessage("5.1.7 the message has no sender address to reply to");
+    // One record per project: a message to two addresses of one project is one message there.
+    const recipientOfProject = new Map<string, string>();
+    for (const [recipient, projectIds] of accepted) {
+      for (const projectId of projectIds) if (!recipientOfProject.has(projectId)) recipientOfProject.set(projectId, recipient);
+    }
+    const receivedAt = new Date();
+    for (const [projectId, recipient] of recipientOfProject) await receiving.mail.record(projectId, recipient, message, receivedAt);
+  }
+
   async function receive(raw: Buffer, session: SMTPServerSession): Promise<void> {
+    await receiveForProjects(raw, session);
+    if (!session.envelope.rcptTo.some((recipient) => isReportAddress(recipient.address))) return;
     const report = await readReport(raw);
     if (!report) {
-      logger.debug({ remote: session.remoteAddress }, "a message that is no report: dropped");
+      logger.debug({ remote: session.remoteAddress }, "a message to a return path that is no report: dropped");
       return;
     }
     const emailIds = new Set<string>();
@@ -82,7 +140,7 @@ export function createInboundSmtp(deps: {
   const server = new SMTPServer({
     logger: false,
     name: returnPaths.domain,
-    banner: "Herald bounce processing",
+    banner: "Herald inbound mail",
     // Plain SMTP: reports carry nothing secret, and senders fall back to it when STARTTLS is not offered.
     disabledCommands: ["AUTH", "STARTTLS"],
     disableReverseLookup: true,
@@ -100,14 +158,59 @@ export function createInboundSmtp(deps: {
       callback();
     },
     onClose(session) {
+      receivers.delete(session.id);
       if (!counted.delete(session.id)) return;
       const open = (connectionsByIp.get(session.remoteAddress) ?? 1) - 1;
       if (open > 0) connectionsByIp.set(session.remoteAddress, open);
       else connectionsByIp.delete(session.remoteAddress);
     },
-    onRcptTo(address, _session, callback) {
-      if (returnPaths.emailIdOf(address.address) || isFeedbackAddress(address.address)) callback();
-      else callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
+    onMailFrom(_address, session, callback) {
+      // A new message in the session: the recipients of the last one are forgotten.
+      receivers.delete(session.id);
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      if (receiving && session.envelope.rcptTo.length >= receiving.maxRecipients) {
+        callback(reply(452, `4.5.3 too many recipients: at most ${receiving.maxRecipients} a message`));
+        return;
+      }
+      if (isReportAddress(address.address)) {
+        callback();
+        return;
+      }
+      const domain = domainOfAddress(address.address);
+      if (!receiving || domain === "" || domain === returnPaths.domain) {
+        callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
+        return;
+      }
+      receiving.domains.projectsFor(domain).then(
+        (answer) => {
+          if (answer.kind === "unknown") {
+            callback(reply(451, `4.4.3 cannot tell now whether ${domain} receives mail here, try again later`));
+            return;
+          }
+          if (answer.kind === "none") {
+            callback(reply(550, `5.7.1 <${address.address}>: this server does not receive mail for ${domain}`));
+            return;
+          }
+          const accepted = receiversOf(session);
+          // Each project counts the message once, however many of its addresses it is sent to.
+          const alreadyCounted = new Set([...accepted.values()].flat());
+          const fresh = answer.projectIds.filter((projectId) => !alreadyCounted.has(projectId));
+          const granted = fresh.filter((projectId) => projectRates?.bucket(projectId).take(1) === 1);
+          if (granted.length < fresh.length) {
+            for (const projectId of granted) projectRates?.bucket(projectId).refund(1);
+            callback(reply(451, `4.7.1 too much mail for ${domain} right now, try again later`));
+            return;
+          }
+          accepted.set(normaliseAddress(address.address), answer.projectIds);
+          callback();
+        },
+        (error: unknown) => {
+          logger.warn({ err: error, domain }, "cannot tell which project receives a domain");
+          callback(reply(451, "4.3.0 cannot accept mail now, try again later"));
+        },
+      );
     },
     onData(stream: SMTPServerDataStream, session, callback) {
       // smtp-server only flags a message past `size`: it keeps the bytes coming, so they are counted and dropped here.
@@ -158,10 +261,14 @@ export function createInboundSmtp(deps: {
         receive(raw, session)
           .finally(release)
           .then(
-            () => answer(null, "2.0.0 report received"),
+            () => answer(null, "2.0.0 message received"),
             (error: unknown) => {
-              logger.warn({ err: error, remote: session.remoteAddress }, "a report could not be recorded: the sender will retry");
-              answer(reply(451, "4.3.0 cannot record the report now, try again later"));
+              if (error instanceof RefusedMessage) {
+                answer(reply(550, error.message));
+                return;
+              }
+              logger.warn({ err: error, remote: session.remoteAddress }, "a message could not be recorded: the sender will retry");
+              answer(reply(451, "4.3.0 cannot record the message now, try again later"));
             },
           );
       });

@@ -24,6 +24,9 @@ export const activityToProto = (row: ActivityRow): Activity =>
     workflowId: row.workflowId ?? "",
     category: row.category,
     occurredAt: timestampFromDate(row.occurredAt),
+    subject: row.subject ?? "",
+    sender: row.sender ?? "",
+    inReplyToEmailId: row.inReplyToEmailId ?? "",
   });
 
 const intervalFromProto = (interval: TimeseriesInterval) => (interval === TimeseriesInterval.HOUR ? ("hour" as const) : ("day" as const));

@@ -21,10 +21,16 @@ export interface SignedIn {
   session: OpenedSession;
 }
 
+/** A new account: signed in at once, unless REQUIRE_EMAIL_VERIFICATION makes it prove its address first. */
+export interface SignedUp {
+  user: User;
+  session: OpenedSession | undefined;
+}
+
 export interface Accounts {
   /** Whether sign-up (by password or OAuth) creates accounts: DISABLE_SIGNUPS, as this service enforces it. */
   readonly signupsEnabled: boolean;
-  signUp(input: SignUpInput): Promise<SignedIn>;
+  signUp(input: SignUpInput): Promise<SignedUp>;
   logIn(credentials: { email: string; password: string }): Promise<SignedIn>;
   getUser(userId: string): Promise<User>;
   verifyEmail(token: string): Promise<User>;
@@ -43,6 +49,11 @@ const invalidCredentials = () => new DomainError("unauthenticated", "INVALID_CRE
 const invalidToken = () =>
   new DomainError("invalid-argument", "INVALID_TOKEN", "This link is invalid or has expired", { suggestion: "Ask for a new email" });
 
+const emailNotVerified = () =>
+  new DomainError("permission-denied", "EMAIL_NOT_VERIFIED", "Verify your email address before you sign in", {
+    suggestion: "Open the link in the email we sent you, or ask for a new one",
+  });
+
 const emailTaken = () =>
   new DomainError("conflict", "EMAIL_TAKEN", "An account with this email already exists", {
     suggestion: "Log in, or reset your password if you forgot it",
@@ -56,6 +67,10 @@ export function createAccounts(deps: {
   limiter: AuthEmailLimiter;
   publicUrl: string;
   signupsDisabled: boolean;
+  /** REQUIRE_EMAIL_VERIFICATION: sign-in waits until the address is proven. */
+  requireEmailVerification: boolean;
+  /** Called once a transaction that queued an account email committed (the hand-over's nudge). */
+  emailQueued?: () => void;
 }): Accounts {
   const { db, logger, passwords, sessions } = deps;
 
@@ -64,11 +79,13 @@ export function createAccounts(deps: {
     const { token, tokenHash, expiresAt } = createOneTimeToken();
     await storeOneTimeToken(tx, { userId: user.id, purpose, tokenHash, expiresAt });
     const content = purpose === "verify_email" ? verificationEmail(deps.publicUrl, token) : passwordResetEmail(deps.publicUrl, token);
-    return queueAuthEmail(tx, user.email, content);
+    return queueAuthEmail(tx, user.email, content, { tokenHash, expiresAt });
   }
 
-  const logQueued = (email: { id: string }, kind: string) =>
-    logger.info({ emailId: email.id, kind }, "an email is waiting in auth_emails until a delivery service sends it");
+  const logQueued = (email: { id: string }, kind: string) => {
+    logger.info({ authEmailId: email.id, kind }, "account email queued");
+    deps.emailQueued?.();
+  };
 
   async function requestTokenEmail(purpose: TokenPurpose, address: string): Promise<void> {
     const email = validEmail(address);
@@ -99,7 +116,8 @@ export function createAccounts(deps: {
         throw error;
       }
       logQueued(created.email, "verify_email");
-      return { user: created.user, session: await sessions.open(created.user.id) };
+      // With REQUIRE_EMAIL_VERIFICATION the account signs in once the link in that email proved the address.
+      return { user: created.user, session: deps.requireEmailVerification ? undefined : await sessions.open(created.user.id) };
     },
 
     async logIn(credentials) {
@@ -112,6 +130,8 @@ export function createAccounts(deps: {
       }
       if (!(await passwords.verify(password, user.passwordHash))) throw invalidCredentials();
       if (passwords.needsRehash(user.passwordHash)) await setPasswordHash(db, user.id, await passwords.hash(password));
+      // After the password: only the address's owner learns that it still has to be proven.
+      if (deps.requireEmailVerification && !user.emailVerifiedAt) throw emailNotVerified();
       return { user, session: await sessions.open(user.id) };
     },
 

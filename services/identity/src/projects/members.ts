@@ -75,7 +75,16 @@ function requireRole(role: Role | undefined): Role {
  * (the project row is locked), so two owners cannot demote each other at once
  * and leave the project with none.
  */
-export function createMembers(deps: { db: Db; logger: Logger; publicUrl: string }): Members {
+/** How long an invitation email is tried for before it is given up: its link (the sign-up page) does not expire. */
+const invitationEmailLifetimeMs = 7 * 24 * 60 * 60_000;
+
+export function createMembers(deps: {
+  db: Db;
+  logger: Logger;
+  publicUrl: string;
+  /** Called once a transaction that queued an account email committed (the hand-over's nudge). */
+  emailQueued?: () => void;
+}): Members {
   const { db } = deps;
 
   /** A member of the project, or else one of its invitations, by the id the member list shows. */
@@ -122,7 +131,7 @@ export function createMembers(deps: { db: Db; logger: Logger; publicUrl: string 
             inviterEmail: inviter?.email ?? "A Herald user",
             email,
           });
-          const queued = await queueAuthEmail(tx, email, content);
+          const queued = await queueAuthEmail(tx, email, content, { expiresAt: new Date(Date.now() + invitationEmailLifetimeMs) });
           return { view: pendingMember(invitation), emailId: queued.id };
         });
       } catch (error) {
@@ -130,10 +139,8 @@ export function createMembers(deps: { db: Db; logger: Logger; publicUrl: string 
         throw error;
       }
       if (outcome.emailId) {
-        deps.logger.info(
-          { emailId: outcome.emailId, kind: "invitation" },
-          "an email is waiting in auth_emails until a delivery service sends it",
-        );
+        deps.logger.info({ authEmailId: outcome.emailId, kind: "invitation" }, "account email queued");
+        deps.emailQueued?.();
       }
       return outcome.view;
     },

@@ -19,7 +19,7 @@ export function createAccountRpc(deps: {
   return {
     async signUp(request) {
       const { user, session } = await accounts.signUp({ email: request.email, password: request.password, name: request.name });
-      return { user: userToProto(user), session: sessionToProto(session) };
+      return { user: userToProto(user), ...(session ? { session: sessionToProto(session) } : {}) };
     },
 
     async logIn(request) {

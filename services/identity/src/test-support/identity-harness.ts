@@ -99,7 +99,7 @@ export async function latestEmail(db: Db, to: string, kind: "verify_email" | "pa
 /** The token in the newest link of the kind sent to the address. */
 export async function tokenFromEmail(db: Db, to: string, kind: "verify_email" | "password_reset"): Promise<string> {
   const email = await latestEmail(db, to, kind);
-  const link = email?.text.match(/https?:\/\/\S+/)?.[0];
+  const link = email?.text?.match(/https?:\/\/\S+/)?.[0];
   const token = link ? new URL(link).searchParams.get("token") : null;
   if (!token) throw new Error(`no ${kind} link was sent to ${to}`);
   return token;

@@ -18,6 +18,10 @@ const ActivitySchema = Type.Object({
   workflowId: Nullable(Type.String()),
   category: Type.String(),
   createdAt: Type.String(),
+  /** email.received: its Subject, the address it came from, and our email it answers; null otherwise. */
+  subject: Nullable(Type.String()),
+  sender: Nullable(Type.String()),
+  inReplyTo: Nullable(Type.String()),
 });
 
 const toActivityJson = (activity: Activity) => ({
@@ -32,6 +36,9 @@ const toActivityJson = (activity: Activity) => ({
   workflowId: activity.workflowId || null,
   category: activity.category,
   createdAt: iso(activity.occurredAt) ?? "",
+  subject: activity.type === "email.received" ? activity.subject : null,
+  sender: activity.sender || null,
+  inReplyTo: activity.inReplyToEmailId || null,
 });
 
 const Counts = {

@@ -34,7 +34,7 @@ export function registerAuthRoutes(
     {
       schema: {
         tags,
-        summary: "Create an account and sign in",
+        summary: "Create an account and sign in (with REQUIRE_EMAIL_VERIFICATION, no session until the address is proven)",
         body: Type.Object({ email: Email, password: Password, name: Type.Optional(Type.String({ maxLength: 100 })) }),
         response: { 201: UserAnswer },
       },
