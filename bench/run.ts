@@ -251,7 +251,14 @@ try {
     if (wanted("verify")) rows.push(await verifyApi(target, 50));
     if (wanted("stalls")) {
       const stalls = await stallBenchmarks(target);
-      console.log(["", "| stall payload | status | time | slowest GET /config meanwhile |", "|---|---|---|---|", ...stalls].join("\n"));
+      console.log(
+        [
+          "",
+          "| stall payload | status | time | slowest GET /config meanwhile (count) | slowest open pixel, answered by delivery (count) |",
+          "|---|---|---|---|---|",
+          ...stalls,
+        ].join("\n"),
+      );
     }
     if (wanted("send")) {
       const accepting = await sendApi(target, 50);

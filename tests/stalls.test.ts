@@ -1,5 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { simpleParser } from "mailparser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
@@ -47,6 +48,30 @@ describe("requests that used to stall a process (issue 20)", () => {
     const answer = await send({ attachments: [{ filename: "a.bin", content, contentType: "application/octet-stream" }] });
     expect(answer.status).toBe(422);
     expect(answer.body.error.code).toBe("VALIDATION_ERROR");
+  });
+
+  it("sends a large attachment, read off the event loop, byte for byte", async () => {
+    // Past 256 KB the gateway parses the body and decodes its attachments in a worker thread.
+    const to = uniqueEmail("large");
+    const bytes = randomBytes(3 * 1024 * 1024);
+    const answer = await send({
+      to,
+      attachments: [{ filename: "data.bin", content: bytes.toString("base64"), contentType: "application/octet-stream" }],
+    });
+    expect(answer.status).toBe(200);
+    const [message] = await sink.waitForMessages(1, { to, timeoutMs: 60_000 });
+    const parsed = await simpleParser(message?.raw ?? "");
+    expect(parsed.attachments.map((attachment) => attachment.filename)).toEqual(["data.bin"]);
+    expect(Buffer.compare(parsed.attachments[0]?.content ?? Buffer.alloc(0), bytes)).toBe(0);
+  });
+
+  it("answers a large body that is not JSON, or that sets __proto__, as any other: 400 INVALID_JSON", async () => {
+    const padding = "x".repeat(1024 * 1024);
+    for (const rawBody of [`{"to":"a@example.com","body":"${padding}"`, `{"__proto__":{"admin":true},"body":"${padding}"}`]) {
+      const answer = await call<ErrorBody>("POST", "/v1/send", { key: project.secretKey, rawBody });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.code).toBe("INVALID_JSON");
+    }
   });
 
   it("refuses a sender of 1,000 characters, mostly spaces, with 422 naming from", async () => {

@@ -8,6 +8,7 @@ import { registerAuthentication } from "./auth/authenticate.js";
 import { createLoginBackoff } from "./auth/login-backoff.js";
 import type { SessionCache } from "./auth/session-cache.js";
 import type { Config } from "./config.js";
+import { registerDepthRefusal } from "./http/body-depth.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { registerIdempotency } from "./http/idempotency.js";
 import { registerNulRefusal } from "./http/nul-characters.js";
@@ -84,6 +85,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerAuthentication(app, { ...deps, authFailures, publicUrl: config.PUBLIC_URL });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
+  registerDepthRefusal(app);
 
   registerConfigRoute(app, { config, upstreams: deps.upstreams });
   registerHealthRoute(app, deps.upstreams);
@@ -111,7 +113,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerCampaignAnalyticsRoutes(app, { upstreams: deps.upstreams });
   registerActivityRoutes(app, { upstreams: deps.upstreams });
   await registerUploadRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL, maxBytes: config.UPLOAD_MAX_BYTES });
-  registerSendRoutes(app, { upstreams: deps.upstreams });
+  await registerSendRoutes(app, { upstreams: deps.upstreams });
   registerVerifyRoutes(app, { upstreams: deps.upstreams });
   registerInboundRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });

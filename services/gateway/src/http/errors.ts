@@ -23,6 +23,48 @@ function valueAt(root: unknown, pointer: string): unknown {
   return node;
 }
 
+/** The most violations one answer lists. */
+const maxViolations = 100;
+
+/** The longest `received` an error echoes, in characters of JSON. */
+const receivedMaxLength = 200;
+
+/**
+ * The offending value as JSON, cut after its first 200 characters (then ending in `…`): a 40 MB string is not echoed
+ * back whole, and 100,000 nested arrays, on which JSON.stringify overflows the stack, are written only as deep as shown.
+ */
+export function receivedOf(value: unknown): string {
+  let text = "";
+  const full = () => text.length > receivedMaxLength;
+  const write = (node: unknown, depth: number): void => {
+    if (node === null || typeof node !== "object") {
+      text += JSON.stringify(typeof node === "string" ? node.slice(0, receivedMaxLength + 1) : node) ?? "null";
+    } else if (depth >= 16) {
+      text += Array.isArray(node) ? "[…]" : "{…}";
+    } else if (Array.isArray(node)) {
+      text += "[";
+      for (let index = 0; index < node.length && !full(); index++) {
+        if (index > 0) text += ",";
+        write(node[index], depth + 1);
+      }
+      text += "]";
+    } else {
+      text += "{";
+      let first = true;
+      for (const key in node) {
+        if (full()) break;
+        if (!Object.hasOwn(node, key)) continue;
+        text += `${first ? "" : ","}${JSON.stringify(key.slice(0, receivedMaxLength + 1))}:`;
+        first = false;
+        write((node as Record<string, unknown>)[key], depth + 1);
+      }
+      text += "}";
+    }
+  };
+  write(value, 0);
+  return full() ? `${text.slice(0, receivedMaxLength)}…` : text;
+}
+
 /** One errors[] item per schema violation: dotted field path, what is wrong, the ajv keyword, and what was sent. */
 function fieldViolationOf(issue: ValidationIssue, input: unknown, context: string | undefined): FieldViolation {
   const missing = issue.params.missingProperty;
@@ -40,7 +82,7 @@ function fieldViolationOf(issue: ValidationIssue, input: unknown, context: strin
     field: path || context || "body",
     message: issue.message ?? "is invalid",
     code,
-    ...(received === undefined ? {} : { received: JSON.stringify(received) }),
+    ...(received === undefined ? {} : { received: receivedOf(received) }),
   };
 }
 
@@ -61,7 +103,10 @@ function problemOf(error: FastifyError | Error, request: FastifyRequest): HttpEr
       statusCode: 422,
       code: "VALIDATION_ERROR",
       message: "Request validation failed",
-      errors: fastifyError.validation.map((issue) => fieldViolationOf(issue, input, fastifyError.validationContext)),
+      // A body of 50,000 wrong items would otherwise answer 150,000 violations.
+      errors: fastifyError.validation
+        .slice(0, maxViolations)
+        .map((issue) => fieldViolationOf(issue, input, fastifyError.validationContext)),
     };
   }
   if (

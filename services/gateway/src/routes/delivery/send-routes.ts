@@ -1,13 +1,17 @@
+import { availableParallelism } from "node:os";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { createCoalescer } from "@herald/platform";
 import type { SendEmailRequestSchema, SendEmailResponse } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Piscina } from "piscina";
 import { projectOf } from "../../auth/authenticate.js";
+import { nestedTooDeep } from "../../http/body-depth.js";
 import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
 import { DataSchema, jsonDataOf } from "../contacts/json.js";
 import { iso } from "../shared-schemas.js";
+import { type ParsedSendBody, parseSendBody } from "./send-body.js";
 
 /**
  * A whole message may be 40 MB (SPEC.md "Limits"); its attachments arrive base64-encoded
@@ -59,32 +63,86 @@ const SendAnswer = Type.Object({
 /** Sends per SendEmails call: enough to carry a busy event-loop turn, small enough to keep one call short. */
 const sendBatchSize = 64;
 
-/**
- * Base64 with line breaks anywhere, then up to two `=` and more line breaks, in two scans that cannot backtrack:
- * the single pattern this replaces was quadratic on a long run of newlines followed by `!` (issue 20).
- */
-function isBase64(content: string): boolean {
-  if (/[^A-Za-z0-9+/=\r\n]/.test(content)) return false;
-  const padding = content.indexOf("=");
-  return padding < 0 || /^={1,2}[\r\n]*$/.test(content.slice(padding));
-}
-
 const mailboxOf = (recipient: string | { email: string; name?: string }) =>
   typeof recipient === "string" ? { email: recipient, name: "" } : { email: recipient.email, name: recipient.name ?? "" };
 
-function decodeAttachment(content: string, index: number): Uint8Array {
-  if (!isBase64(content)) {
-    throw new HttpProblem({
-      statusCode: 422,
-      code: "VALIDATION_ERROR",
-      message: `Invalid attachments[${index}].content: it must be base64`,
-      errors: [{ field: `attachments[${index}].content`, message: "must be base64", code: "invalid_string" }],
-    });
-  }
-  return Buffer.from(content, "base64");
+const notBase64 = (index: number) =>
+  new HttpProblem({
+    statusCode: 422,
+    code: "VALIDATION_ERROR",
+    message: `Invalid attachments[${index}].content: it must be base64`,
+    errors: [{ field: `attachments[${index}].content`, message: "must be base64", code: "invalid_string" }],
+  });
+
+/** As the schema's own maxLength would answer, without the value (or the counting of its 40 million characters). */
+const contentTooLong = (index: number) =>
+  new HttpProblem({
+    statusCode: 422,
+    code: "VALIDATION_ERROR",
+    message: "Request validation failed",
+    errors: [
+      {
+        field: `attachments.${index}.content`,
+        message: `must NOT have more than ${attachmentContentMaxLength} characters`,
+        code: "invalid_maxLength",
+      },
+    ],
+  });
+
+const invalidJson = () => new HttpProblem({ statusCode: 400, code: "INVALID_JSON", message: "The request body is not valid JSON" });
+
+/** Bodies up to this size are parsed on the event loop (a few milliseconds); larger ones in a worker thread. */
+const inlineBodyLimit = 256 * 1024;
+
+// Compiled, the thread's entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
+const parserThread = new URL(import.meta.url.endsWith(".ts") ? "./send-body.ts" : "./send-body.js", import.meta.url);
+
+export async function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): Promise<void> {
+  // Threads start with the first large body and stop after a minute without one.
+  const parsers = new Piscina<{ bytes: Uint8Array; maxContentLength: number }, ParsedSendBody | undefined>({
+    filename: parserThread.href,
+    minThreads: 0,
+    maxThreads: Math.min(2, availableParallelism()),
+    idleTimeout: 60_000,
+  });
+  app.addHook("onClose", () => parsers.close());
+  /** The attachments each body's parse decoded, by body. */
+  const decodedContents = new WeakMap<object, ParsedSendBody["contents"]>();
+
+  // The route's own JSON parser, in a scope of its own: the route's hooks and error handling are the application's.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser(
+      "application/json",
+      { parseAs: "buffer", bodyLimit: sendBodyLimit },
+      async (_request: FastifyRequest, raw: Buffer) => {
+        let parsed: ParsedSendBody | undefined;
+        if (raw.byteLength <= inlineBodyLimit) {
+          parsed = parseSendBody(raw, attachmentContentMaxLength);
+        } else {
+          // Fastify's concatenated body owns its memory when this large: moved to the thread rather than copied.
+          const bytes = raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
+          parsed = await parsers.run(
+            { bytes, maxContentLength: attachmentContentMaxLength },
+            { transferList: [bytes.buffer as ArrayBuffer] },
+          );
+        }
+        if (!parsed) throw invalidJson();
+        if (parsed.tooLong !== undefined) throw contentTooLong(parsed.tooLong);
+        if (parsed.tooDeep !== undefined) throw nestedTooDeep(parsed.tooDeep);
+        if (typeof parsed.body === "object" && parsed.body !== null) decodedContents.set(parsed.body, parsed.contents);
+        return parsed.body;
+      },
+    );
+    registerSendRoute(scope, deps, decodedContents);
+  });
 }
 
-export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
+function registerSendRoute(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams },
+  decodedContents: WeakMap<object, ParsedSendBody["contents"]>,
+): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { emails } = deps.upstreams;
   type SendRequest = MessageInitShape<typeof SendEmailRequestSchema>;
@@ -111,11 +169,12 @@ export function registerSendRoutes(app: FastifyInstance, deps: { upstreams: Upst
     },
     async (request) => {
       const body = request.body;
-      const attachments = (body.attachments ?? []).map((attachment, index) => ({
-        filename: attachment.filename,
-        content: decodeAttachment(attachment.content, index),
-        contentType: attachment.contentType,
-      }));
+      const decoded = decodedContents.get(body) ?? [];
+      const attachments = (body.attachments ?? []).map((attachment, index) => {
+        const content = decoded[index];
+        if (!content) throw notBase64(index);
+        return { filename: attachment.filename, content, contentType: attachment.contentType };
+      });
       const to = (Array.isArray(body.to) ? body.to : [body.to]).map(mailboxOf);
       const send = to.length === 1 && attachments.length === 0 ? sendCoalesced : sendAlone;
       const answer = await send({
