@@ -1,6 +1,16 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
@@ -9,6 +19,7 @@ import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
+import { observeEmailQueue } from "./emails/queue-metrics.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
 import { createInboundSmtp } from "./feedback/inbound-smtp.js";
@@ -80,13 +91,13 @@ try {
       : createLocalImageStore({ dir: config.UPLOADS_DIR }),
     maxBytes: config.UPLOAD_MAX_BYTES,
   });
-  const lifecycle = createProjectLifecycleConsumer({
-    kafka,
-    db,
-    logger,
-    uploads,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
-  });
+  const lifecycleGroupId = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
+  const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, uploads, groupId: lifecycleGroupId });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeEmailQueue(metrics, pool);
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renderer = createRenderer();
   const templates = createTemplates({ db, renderer });
   const provider = config.ses
@@ -153,6 +164,7 @@ try {
   const server = build({
     db,
     logger,
+    metrics,
     info: serviceInfoOf(name, schema, import.meta.url),
     domains,
     templates,
@@ -175,10 +187,13 @@ try {
           bufferBytes: config.INBOUND_SMTP_BUFFER_BYTES,
         })
       : undefined;
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
   relay.start();
   dispatcher.start();
   domainCheck.start();
   await lifecycle.start();
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
@@ -186,6 +201,7 @@ try {
     logger.info({ port: inboundPort, bounceDomain: config.BOUNCE_DOMAIN }, "receiving bounces and feedback reports over SMTP");
   }
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     async () => {
       await inbound?.close();
@@ -200,6 +216,8 @@ try {
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),
+    () => databaseProbe.close(),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -1,6 +1,15 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { Redis } from "ioredis";
 import { createStripePayments } from "./billing/stripe-payments.js";
 import { loadConfig } from "./config.js";
@@ -35,13 +44,12 @@ try {
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   // A new group starts at the beginning of the topic: metering must not miss what was sent before the first start.
-  const emailActivity = createEmailActivityConsumer({
-    kafka,
-    db,
-    logger,
-    fromBeginning: true,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
-  });
+  const emailActivityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
+  const emailActivity = createEmailActivityConsumer({ kafka, db, logger, fromBeginning: true, groupId: emailActivityGroup });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [emailActivityGroup] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const payments = config.STRIPE_SECRET_KEY
     ? createStripePayments({ secretKey: config.STRIPE_SECRET_KEY, apiUrl: config.STRIPE_API_URL })
     : undefined;
@@ -49,6 +57,7 @@ try {
     db,
     redis,
     logger,
+    metrics,
     config,
     payments,
     info: serviceInfoOf(name, schema, import.meta.url),
@@ -57,14 +66,20 @@ try {
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
   relay.start();
   await emailActivity.start();
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.IDENTITY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     () => emailActivity.stop(),
     () => relay.stop(),
     closeDatabase,
+    () => databaseProbe.close(),
     async () => void (await redis.quit()),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -19,6 +19,8 @@ interface ClaimedRow {
   wake_reason: string | null;
   output: JsonObject;
   created_at: Date;
+  /** WAITING when the claim fired the run's timer. */
+  claimed_status: string;
 }
 
 /**
@@ -35,6 +37,8 @@ export function createStepRunner(deps: {
   batchSize: number;
   leaseMs: number;
   idleMs: number;
+  /** Told how many timers (WAITING runs falling due) a claim fired: the metrics' counter. */
+  onTimersFired?: (count: number) => void;
 }) {
   const { db, logger } = deps;
 
@@ -55,7 +59,9 @@ export function createStepRunner(deps: {
           wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
           waiting_for = NULL
       FROM due WHERE r.id = due.id
-      RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at`;
+      RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at, due.status AS claimed_status`;
+    const fired = rows.filter((row) => row.claimed_status === "WAITING").length;
+    if (fired > 0) deps.onTimersFired?.(fired);
     return rows.map((row) => ({
       id: row.id,
       executionId: row.execution_id,
