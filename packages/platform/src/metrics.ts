@@ -32,8 +32,8 @@ export interface Metrics {
   /**
    * Gauges whose values one `read` gives at scrape time (a query that counts a queue). The readers of one scrape run
    * concurrently, each once for all its gauges; one that fails or takes longer than `timeoutMs` leaves its gauges
-   * without samples for that scrape and counts in `herald_metrics_read_failures_total{reader}`, so that a stale value
-   * never passes for a current one.
+   * without samples for that scrape and counts in `herald_metrics_read_failures_total{reader}` (shown from the next
+   * scrape on, since a scrape collects every series at once), so that a stale value never passes for a current one.
    */
   observe<Name extends string>(options: {
     reader: string;
@@ -125,6 +125,8 @@ export function createMetrics(options: { port?: number | undefined; logger: Logg
           async collect() {
             const values = (await samples())[name];
             this.reset();
+            // reset() leaves a gauge without labels at 0: a read that failed must leave no sample at all.
+            if ((gauge.labelNames ?? []).length === 0) this.remove({});
             for (const sample of values ?? []) this.set(sample.labels ?? {}, sample.value);
           },
         });
