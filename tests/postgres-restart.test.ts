@@ -74,7 +74,7 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
     dns.setTxt(dkim?.name ?? "", [dkim?.value ?? ""]);
     expect((await call<DomainJson>("GET", `/domains/${created.body.id}/verify`, { key: project.secretKey })).body.verified).toBe(true);
     from = `hello@${domain}`;
-  });
+  }, 300_000);
 
   afterAll(async () => {
     await stack?.stop();
@@ -139,7 +139,7 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
           return outcomes.some((outcome) => outcome.status === 503) && statuses.every((status) => status === ServingStatus.NOT_SERVING);
         },
         {
-          timeoutMs: 30_000,
+          timeoutMs: 60_000,
           describe: () => `no 503, or a service still ready: ${JSON.stringify(outcomes.slice(-3))}`,
         },
       );
@@ -159,7 +159,7 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
           );
         },
         {
-          timeoutMs: 60_000,
+          timeoutMs: 120_000,
           describe: () => `no recovery: ${JSON.stringify(outcomes.slice(-3))}\n${stack.processes.delivery?.output() ?? ""}`,
         },
       );
@@ -200,5 +200,5 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
         },
       },
     );
-  }, 240_000);
+  }, 420_000);
 });

@@ -49,7 +49,7 @@ describe("Redis restarts under a running gateway", () => {
     // Accounts through the shared gateway: this one allows five requests a minute.
     const user = await signUp(shared, "redis");
     [keyed, limited] = [await createProject(shared, user.cookie, "Keyed"), await createProject(shared, user.cookie, "Limited")];
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await gateway?.stop();

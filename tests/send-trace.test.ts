@@ -48,7 +48,7 @@ describe("one /v1/send is one trace, from the gateway to the Kafka consumer that
         PASSWORD_SCRYPT_LOG_N: "14",
       },
     });
-  });
+  }, 240_000);
 
   afterAll(async () => {
     await stack?.stop();
