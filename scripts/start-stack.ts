@@ -52,6 +52,9 @@ const env = {
   SYSTEM_EMAIL_FROM: setting("SYSTEM_EMAIL_FROM") ?? "Herald <no-reply@herald.localhost>",
 };
 const gatewayUrl = `http://localhost:${env.GATEWAY_PORT ?? "8080"}`;
+// Every process serves Prometheus metrics on a port of its own: METRICS_PORT (9464) and the next five, in the order of `services`.
+const metricsBasePort = portOf("METRICS_PORT", 9464);
+const metricsPortOf = (name: string) => metricsBasePort + services.indexOf(name);
 
 let stopping = false;
 const children = new Map<string, ChildProcess>();
@@ -68,7 +71,11 @@ async function stopAll(code: number): Promise<never> {
 }
 
 for (const name of services) {
-  const child = spawn(process.execPath, [`services/${name}/dist/main.js`], { cwd: root, env, stdio: "inherit" });
+  const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
+    cwd: root,
+    env: { ...env, METRICS_PORT: String(metricsPortOf(name)) },
+    stdio: "inherit",
+  });
   children.set(name, child);
   child.once("exit", (code, signal) => {
     if (stopping) return;
@@ -93,6 +100,7 @@ for (;;) {
   await new Promise((resolve) => setTimeout(resolve, 250));
 }
 const caughtMail = mailSink ? `\nherald: caught mail: ${mailSink.webUrl} (files in .herald/mail)` : "";
+const metricsPorts = services.map((name) => `${name} ${metricsPortOf(name)}`).join(", ");
 console.log(
-  `\nherald: all services are up. Gateway: ${gatewayUrl}  (try: curl ${gatewayUrl}/health)  Ctrl-C stops everything.${caughtMail}\n`,
+  `\nherald: all services are up. Gateway: ${gatewayUrl}  (try: curl ${gatewayUrl}/health)  Ctrl-C stops everything.${caughtMail}\nherald: Prometheus metrics at http://localhost:<port>/metrics: ${metricsPorts}\n`,
 );

@@ -145,6 +145,27 @@ describe("the Helm chart in deploy/k8s", () => {
     expect(ofKind(manifests, "Ingress")).toHaveLength(1);
     expect(ofKind(manifests, "HorizontalPodAutoscaler").map(componentOf).sort()).toEqual(["contacts", "gateway"]);
     expect(new Set(ofKind(manifests, "ServiceMonitor").map(componentOf))).toEqual(new Set(services));
+    // The alerts of docs/operations.md, on the series the services export (tests/metrics.test.ts scrapes them).
+    const [rule] = ofKind(manifests, "PrometheusRule") as Array<
+      Manifest & { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } }
+    >;
+    const alerts = rule?.spec.groups.flatMap((group) => group.rules) ?? [];
+    expect(alerts.map((alert) => alert.alert)).toEqual(
+      expect.arrayContaining(["HeraldEmailQueueLate", "HeraldOutboxBacklog", "HeraldConsumerLag"]),
+    );
+    for (const series of [
+      "http_server_requests_total",
+      "grpc_server_handled_total",
+      "herald_email_queue_oldest_due_age_seconds",
+      "herald_outbox_oldest_event_age_seconds",
+      "herald_kafka_consumer_lag",
+      "herald_workflow_timers",
+    ]) {
+      expect(
+        alerts.some((alert) => alert.expr.includes(series)),
+        series,
+      ).toBe(true);
+    }
     const smtp = ofKind(manifests, "Service").find((manifest) => manifest.spec?.type === "LoadBalancer");
     expect(smtp).toMatchObject({ metadata: { name: "herald-delivery-smtp" }, spec: { ports: [{ port: 25, targetPort: "smtp" }] } });
     expect(containerOf(manifests, "delivery").env).toContainEqual({ name: "INBOUND_SMTP_PORT", value: "2525" });
@@ -162,6 +183,8 @@ describe("the Helm chart in deploy/k8s", () => {
         const name = deployment.metadata.name;
         const pod = deployment.spec?.template;
         expect(pod?.metadata.annotations?.["checksum/config"], name).toMatch(/^[0-9a-f]{64}$/);
+        // Scraped on the metrics port, whether Prometheus discovers pods by annotation or through ServiceMonitors.
+        expect(pod?.metadata.annotations, name).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9464" });
         expect(pod?.spec.securityContext?.runAsNonRoot, name).toBe(true);
         for (const container of pod?.spec.containers ?? []) {
           expect(container.livenessProbe, name).toBeDefined();
@@ -183,15 +206,17 @@ describe("the Helm chart in deploy/k8s", () => {
     },
   );
 
-  it("probes the services over grpc.health.v1, and the gateway on /livez (liveness) and /health (readiness)", async () => {
+  it("probes the services over grpc.health.v1 (liveness on `liveness`, readiness on the whole server), and the gateway on /livez and /health", async () => {
     const manifests = await render();
     for (const service of dataServices) {
       const container = containerOf(manifests, service);
       const port = container.ports?.find((entry) => entry.name === "grpc")?.containerPort;
       expect(port, service).toBeTypeOf("number");
-      for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
-        expect(probe, service).toEqual(expect.objectContaining({ grpc: { port } }));
+      // A database outage makes a service not ready (""), never restarts it (liveness).
+      for (const probe of [container.livenessProbe, container.startupProbe]) {
+        expect(probe, service).toEqual(expect.objectContaining({ grpc: { port, service: "liveness" } }));
       }
+      expect(container.readinessProbe, service).toEqual(expect.objectContaining({ grpc: { port } }));
       expect(container.args).toEqual([service]);
     }
     const gateway = containerOf(manifests, "gateway");

@@ -23,7 +23,13 @@ export interface HeraldTestContext {
   redisUrl: string;
   kafkaBrokers: string[];
   /** The shared stack: every service and the gateway, started once for the whole run. */
-  stack: { gatewayUrl: string; serviceUrls: Record<ServiceName, string>; databaseUrl: string };
+  stack: {
+    gatewayUrl: string;
+    serviceUrls: Record<ServiceName, string>;
+    /** Each process's Prometheus endpoint base (METRICS_PORT): `<url>/metrics`. */
+    metricsUrls: Record<ServiceName | "gateway", string>;
+    databaseUrl: string;
+  };
   /** The DNS server the stack's delivery service resolves with (DNS_SERVERS); tests set its records (testDnsClient). */
   dns: { address: string; controlUrl: string };
   /** The SMTP server the stack's delivery service sends to (SMTP_URL); tests read what it caught (testSmtpSinkClient). */
@@ -123,7 +129,12 @@ export default async function setup(project: TestProject) {
     databaseUrl: infra.databaseUrl,
     redisUrl: infra.redisUrl,
     kafkaBrokers: infra.kafkaBrokers,
-    stack: { gatewayUrl: stack.gatewayUrl, serviceUrls: stack.serviceUrls, databaseUrl: stackDatabase.databaseUrl },
+    stack: {
+      gatewayUrl: stack.gatewayUrl,
+      serviceUrls: stack.serviceUrls,
+      metricsUrls: stack.metricsUrls,
+      databaseUrl: stackDatabase.databaseUrl,
+    },
     dns: { address: dns.address, controlUrl: dns.controlUrl },
     smtp: { controlUrl: smtp.controlUrl },
     dkimEncryptionKey,

@@ -1,3 +1,4 @@
+export * from "./database-probe.js";
 export * from "./database-url.js";
 export * from "./group-commit.js";
 export * from "./migrations.js";

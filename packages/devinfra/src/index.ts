@@ -10,6 +10,10 @@ export { chromiumPath, ensureChromium } from "./chromium.js";
 export { DEFAULT_CONFIG, type InfrastructureConfig } from "./config.js";
 export { createKafkaBroker, type KafkaBroker, type KafkaBrokerOptions } from "./kafka.js";
 export { type CaughtMail, type MailSink, type MailSinkOptions, startMailSink } from "./mail-sink.js";
+/** For tests that stop and start a server of their own (tests/postgres-restart.test.ts, tests/redis-restart.test.ts). */
+export { createPostgresServer, ensureDatabase } from "./postgres.js";
+export type { LocalServer } from "./process.js";
+export { createRedisServer } from "./redis.js";
 export { type LocalSecrets, localSecretNames, localSecrets } from "./secrets.js";
 
 export interface Infrastructure {

@@ -1,5 +1,6 @@
 export * from "./envelope.js";
 export * from "./event-consumer.js";
+export * from "./event-metrics.js";
 export * from "./kafka-client.js";
 export * from "./outbox.js";
 export * from "./outbox-relay.js";

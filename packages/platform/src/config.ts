@@ -22,6 +22,18 @@ export const envBoolean = (fallback: boolean) =>
 
 export const envPort = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
+/**
+ * METRICS_PORT: where the process serves Prometheus metrics over HTTP/1.1 (`GET /metrics`); unset or empty, it serves
+ * none. Not defaulted, since the six processes of `npm start` share one host; the chart and compose.yaml set 9464.
+ */
+export const metricsPort = z
+  .string()
+  .optional()
+  .transform((value) => value?.trim() || undefined)
+  .pipe(z.union([z.undefined(), z.string().regex(/^\d{1,5}$/, { message: "must be a port number" })]))
+  .transform((value) => (value === undefined ? undefined : Number(value)))
+  .refine((port) => port === undefined || port <= 65535, { message: "must be a port number (0 to 65535)" });
+
 export const postgresUrl = z.string().refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), {
   message: "must be a postgresql://user@host:port/database URL",
 });
@@ -120,6 +132,7 @@ export const serviceEnvironment = {
    */
   KAFKA_GROUP_PREFIX: z.string().default(""),
   LISTEN_HOST: z.string().min(1).default("0.0.0.0"),
+  METRICS_PORT: metricsPort,
   LOG_LEVEL: logLevel,
   ...serviceUrls,
 };

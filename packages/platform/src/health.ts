@@ -5,19 +5,27 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@her
 export { ServingStatus };
 
 /**
- * The serving status behind grpc.health.v1. "" is the whole server; a service is
- * registered under its fully-qualified proto name.
+ * The serving status behind grpc.health.v1. "" is the whole server, and what readiness asks: NOT_SERVING
+ * while a dependency cannot be reached (createReadinessWatch). `liveness` is SERVING as long as the process
+ * serves, whatever its dependencies do (liveness probes). A service is registered under its fully-qualified proto name.
  */
 export interface HealthState {
   set(service: string, status: ServingStatus): void;
   get(service: string): ServingStatus | undefined;
-  /** Marks every service NOT_SERVING, as a process does when it begins to shut down. */
+  /** Marks every service NOT_SERVING, as a process does when it begins to shut down; later set() calls change nothing. */
   shutdown(): void;
   watch(service: string, signal: AbortSignal): AsyncIterable<ServingStatus>;
 }
 
+/** The name a liveness probe asks for (grpc.health.v1 Check with `service: "liveness"`). */
+export const livenessService = "liveness";
+
 export function createHealthState(services: string[] = []): HealthState {
-  const statuses = new Map<string, ServingStatus>([["", ServingStatus.SERVING]]);
+  const statuses = new Map<string, ServingStatus>([
+    ["", ServingStatus.SERVING],
+    [livenessService, ServingStatus.SERVING],
+  ]);
+  let shutDown = false;
   for (const service of services) statuses.set(service, ServingStatus.SERVING);
   const listeners = new Set<() => void>();
   const notify = () => {
@@ -25,11 +33,14 @@ export function createHealthState(services: string[] = []): HealthState {
   };
   return {
     set(service, status) {
+      // A process that began to shut down never serves again (a readiness pass may finish after it began).
+      if (shutDown || statuses.get(service) === status) return;
       statuses.set(service, status);
       notify();
     },
     get: (service) => statuses.get(service),
     shutdown() {
+      shutDown = true;
       for (const service of statuses.keys()) statuses.set(service, ServingStatus.NOT_SERVING);
       notify();
     },

@@ -5,6 +5,8 @@ export * from "./config.js";
 export * from "./health.js";
 export * from "./interceptors.js";
 export * from "./logger.js";
+export * from "./metrics.js";
+export * from "./readiness.js";
 export * from "./rpc-client.js";
 export * from "./rpc-server.js";
 export * from "./service-info.js";

@@ -16,6 +16,40 @@ function sqlStateOf(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether an error means the database could not be reached or dropped the connection (a restart, a failover): a
+ * connection exception (SQLSTATE class 08), the server shutting down or starting (57P01-57P03), a refused or reset
+ * socket, pg's "Connection terminated", or Prisma's driver adapter saying so. Looked for along the error's causes.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0) {
+    const found = queue.shift() as
+      | { code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } }
+      | undefined;
+    if (found === null || typeof found !== "object" || seen.has(found)) continue;
+    seen.add(found);
+    const code = typeof found.code === "string" ? found.code : "";
+    const kind = typeof found.kind === "string" ? found.kind : "";
+    const message = typeof found.message === "string" ? found.message : "";
+    if (/^08[0-9A-Z]{3}$/.test(code) || ["57P01", "57P02", "57P03"].includes(code)) return true;
+    if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN", "P1001", "P1017"].includes(code)) {
+      return true;
+    }
+    if (["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout"].includes(kind)) return true;
+    if (
+      /Connection terminated|connection error|timeout exceeded when trying to connect|the database system is (shutting down|starting up)/i.test(
+        message,
+      )
+    ) {
+      return true;
+    }
+    queue.push(found.cause, found.meta?.driverAdapterError);
+  }
+  return false;
+}
+
 /** NUL (U+0000), which PostgreSQL stores neither in text (22021) nor in jsonb (22P05): the caller's value, not our fault. */
 const unstorableCharacterStates = new Set(["22021", "22P05"]);
 
@@ -24,8 +58,8 @@ const unstorableCharacterStates = new Set(["22021", "22P05"]);
  * with their detail; a unique violation that a handler did not translate becomes
  * AlreadyExists; a value PostgreSQL cannot store (a NUL character, which the
  * gateway refuses for REST but a direct gRPC caller may send) becomes InvalidArgument;
- * anything else is logged with its cause and reaches the caller only as "internal
- * error". Batch handlers use it for each failed item.
+ * a database that cannot be reached becomes Unavailable (retry later); anything else
+ * is logged with its cause and reaches the caller only as "internal error". Batch handlers use it for each failed item.
  */
 export function toConnectError(error: unknown, options: { logger: Logger; procedure: string }): ConnectError {
   if (error instanceof ConnectError) return error;
@@ -40,6 +74,11 @@ export function toConnectError(error: unknown, options: { logger: Logger; proced
         cause: error,
       }),
     );
+  }
+  if (isDatabaseUnavailable(error)) {
+    // A restart or failover: the caller may retry (503 at the gateway); the pool reconnects by itself.
+    options.logger.warn({ err: error, procedure: options.procedure }, "the database cannot be reached");
+    return new ConnectError("the database cannot be reached; retry shortly", Code.Unavailable);
   }
   options.logger.error({ err: error, procedure: options.procedure }, "unhandled error in RPC handler");
   return new ConnectError("internal error", Code.Internal);

@@ -5,6 +5,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { internalRpcToken } from "./config.js";
 import { type HealthState, registerHealth } from "./health.js";
 import { createTokenAuthInterceptor } from "./interceptors.js";
+import type { Metrics } from "./metrics.js";
 
 /** gRPC's customary bound on a message: what every service but delivery needs (the gateway reads at most 5 MB of CSV). */
 export const defaultReadMaxBytes = 8 * 1024 * 1024;
@@ -31,14 +32,20 @@ export function createRpcServer(options: {
   readMaxBytes?: number;
   /** The token callers present; INTERNAL_RPC_TOKEN from the environment unless given. */
   token?: string;
+  /** Counts every call (RED per RPC), those refused for their token included. */
+  metrics?: Metrics | undefined;
 }): RpcServer {
   const handler = connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
     readMaxBytes: options.readMaxBytes ?? defaultReadMaxBytes,
-    // First, so that a caller without the token costs no span, log line or handler.
-    interceptors: [createTokenAuthInterceptor(options.token ?? internalRpcToken()), ...(options.interceptors ?? [])],
+    // The token first, so that a caller without it costs no span, log line or handler; only the count before it.
+    interceptors: [
+      ...(options.metrics ? [options.metrics.rpcInterceptor] : []),
+      createTokenAuthInterceptor(options.token ?? internalRpcToken()),
+      ...(options.interceptors ?? []),
+    ],
     routes(router) {
       registerHealth(router, options.health);
       options.routes(router);

@@ -1,9 +1,24 @@
-import { context, propagation, trace } from "@opentelemetry/api";
+import { type Context, context, propagation, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
+
+/**
+ * The W3C traceparent of the current span, for work that outlives the call (a queued email): stored with it,
+ * it lets the work's own spans join the caller's trace later (contextOfTraceParent). Null outside a trace.
+ */
+export function currentTraceParent(): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** The context a stored traceparent names, for spans that continue its trace; the root context for null. */
+export function contextOfTraceParent(traceParent: string | null): Context {
+  return traceParent ? propagation.extract(ROOT_CONTEXT, { traceparent: traceParent }) : ROOT_CONTEXT;
+}
 
 export interface Telemetry {
   shutdown(): Promise<void>;

@@ -88,6 +88,8 @@ export async function startService(
 export interface Stack {
   gatewayUrl: string;
   serviceUrls: Record<ServiceName, string>;
+  /** Where each process serves its Prometheus metrics (METRICS_PORT): `<url>/metrics`. */
+  metricsUrls: Record<ServiceName | "gateway", string>;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,9 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
   // Ports first: every service is told where the others are (delivery calls contacts) and where the gateway answers.
   const ports = await Promise.all(serviceNames.map(() => freePort()));
   const gatewayPort = await freePort();
+  const metricsPorts = await Promise.all([...serviceNames, "gateway" as const].map(async (name) => [name, await freePort()] as const));
+  const metricsUrls = Object.fromEntries(metricsPorts.map(([name, port]) => [name, `http://127.0.0.1:${port}`])) as Stack["metricsUrls"];
+  const metricsPortOf = (name: ServiceName | "gateway") => new URL(metricsUrls[name]).port;
   const serviceUrls = Object.fromEntries(serviceNames.map((name, index) => [name, `http://127.0.0.1:${ports[index]}`])) as Record<
     ServiceName,
     string
@@ -108,7 +113,9 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
     ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
   };
-  const starting = await Promise.allSettled(serviceNames.map((name, index) => startService(name, infra, ports[index], shared, timeoutMs)));
+  const starting = await Promise.allSettled(
+    serviceNames.map((name, index) => startService(name, infra, ports[index], { ...shared, METRICS_PORT: metricsPortOf(name) }, timeoutMs)),
+  );
   const started = starting.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const stopServices = () => Promise.all(started.map(({ process }) => process.stop()));
   const failed = starting.find((result) => result.status === "rejected");
@@ -126,6 +133,7 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
       REDIS_URL: infra.redisUrl,
       KAFKA_BROKERS: infra.kafkaBrokers.join(","),
       GATEWAY_PORT: String(gatewayPort),
+      METRICS_PORT: metricsPortOf("gateway"),
       LISTEN_HOST: "127.0.0.1",
     },
   });
@@ -141,5 +149,5 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     await stop();
     throw error;
   });
-  return { gatewayUrl, serviceUrls, stop };
+  return { gatewayUrl, serviceUrls, metricsUrls, stop };
 }

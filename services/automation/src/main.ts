@@ -1,8 +1,10 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
 import {
   createLoadingCache,
   createLogger,
+  createMetrics,
+  createReadinessWatch,
   createRpcClient,
   exitOnStartupError,
   onShutdown,
@@ -19,6 +21,7 @@ import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createStepRunner } from "./engine/step-runner.js";
 import { createStepExecutors } from "./engine/steps.js";
+import { observeTimers } from "./engine/timer-metrics.js";
 import { createTriggerIndex } from "./engine/trigger-index.js";
 import { createWebhookExecutor } from "./engine/webhook.js";
 import { createWebhookSecrets } from "./engine/webhook-secrets.js";
@@ -78,6 +81,8 @@ try {
       );
     },
   });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  const timers = observeTimers(metrics, db);
   const index = createTriggerIndex({ db, ttlMs: config.TRIGGER_INDEX_TTL_MS });
   const webhookSecrets = createWebhookSecrets({ db });
   const runner = createStepRunner({
@@ -96,6 +101,7 @@ try {
     batchSize: config.STEP_BATCH_SIZE,
     leaseMs: config.STEP_LEASE_MS,
     idleMs: config.STEP_POLL_INTERVAL_MS,
+    onTimersFired: timers.fired,
   });
   const workflows = createWorkflows({
     db,
@@ -109,11 +115,15 @@ try {
     },
   });
   const executions = createExecutions({ db, contacts: clients.contacts, nudgeRunner: () => runner.nudge() });
+  const triggersGroup = `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`;
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const triggers = createTriggerConsumer({
     kafka,
     db,
     logger,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`,
+    groupId: triggersGroup,
     index,
     nudgeRunner: () => runner.nudge(),
   });
@@ -123,20 +133,26 @@ try {
     groupPrefix: config.KAFKA_GROUP_PREFIX,
     onChanged: (projectId) => index.invalidate(projectId),
   });
-  const server = build({ logger, info: serviceInfoOf(name, schema, import.meta.url), workflows, executions, webhookSecrets });
+  const server = build({ logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), workflows, executions, webhookSecrets });
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
   relay.start();
   runner.start();
   await changes.start();
   await triggers.start();
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.AUTOMATION_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     () => triggers.stop(),
     () => changes.stop(),
     () => runner.stop(),
     () => relay.stop(),
     closeDatabase,
+    () => databaseProbe.close(),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

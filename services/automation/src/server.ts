@@ -1,4 +1,4 @@
-import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
 import { AutomationService } from "@herald/proto/herald/automation/v1/automation_service_pb";
 import { WorkflowsService } from "@herald/proto/herald/automation/v1/workflows_service_pb";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
@@ -10,6 +10,8 @@ import type { Workflows } from "./workflows/workflows.js";
 
 export interface Deps {
   logger: Logger;
+  /** RED per RPC; tests that build the server leave it out. */
+  metrics?: Metrics;
   info: ServiceInfo;
   workflows: Workflows;
   executions: Executions;
@@ -20,6 +22,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([AutomationService.typeName, WorkflowsService.typeName]),
     interceptors: serverInterceptors(deps),
+    metrics: deps.metrics,
     routes: (router) => {
       router.service(AutomationService, createAutomationRpc(deps));
       router.service(WorkflowsService, createWorkflowsRpc(deps));

@@ -1,6 +1,16 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay } from "@herald/kafka";
-import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, observeConsumerLag, observeOutbox } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
@@ -45,19 +55,30 @@ try {
     options: { batchSize: config.CAMPAIGN_BATCH_SIZE, leaseMs: config.CAMPAIGN_FANOUT_LEASE_MS, idleMs: config.CAMPAIGN_POLL_INTERVAL_MS },
   });
   const campaigns = createCampaigns({ db, renderer, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
-  const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}` });
-  const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
+  const activityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
+  const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: activityGroup });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
+  const server = build({ db, logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.CAMPAIGNS_URL), config.LISTEN_HOST);
   relay.start();
   fanOut.start();
   await activity.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     () => fanOut.stop(),
     () => activity.stop(),
     () => relay.stop(),
     closeDatabase,
+    () => databaseProbe.close(),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -1,4 +1,4 @@
-import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
 import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import type { Campaigns } from "./campaigns/campaigns.js";
@@ -8,6 +8,8 @@ import { createCampaignsRpc } from "./rpc/campaigns-rpc.js";
 export interface Deps {
   db: Db;
   logger: Logger;
+  /** RED per RPC; tests that build the server leave it out. */
+  metrics?: Metrics;
   info: ServiceInfo;
   campaigns: Campaigns;
 }
@@ -16,6 +18,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([CampaignsService.typeName]),
     interceptors: serverInterceptors(deps),
+    metrics: deps.metrics,
     routes: (router) => router.service(CampaignsService, createCampaignsRpc(deps)),
   });
 }

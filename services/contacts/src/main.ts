@@ -1,6 +1,16 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
@@ -62,24 +72,28 @@ try {
     pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
     concurrency: config.JOB_CONCURRENCY,
   });
-  const lifecycle = createProjectLifecycleConsumer({
-    kafka,
-    db,
-    logger,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
-  });
+  const groupIds = {
+    lifecycle: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
+    emailActivity: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
+  };
+  const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, groupId: groupIds.lifecycle });
   const emailActivity = createEmailActivityConsumer({
     kafka,
     db,
     logger,
     nudgeOutbox,
     contactsChanged: membershipWatch.contactsChanged,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
+    groupId: groupIds.emailActivity,
   });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeOutbox(metrics, { pool: database.pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: Object.values(groupIds) });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({
     db,
     pool: database.pool,
     logger,
+    metrics,
     info: serviceInfoOf(name, schema, import.meta.url),
     knownFields,
     nudgeOutbox,
@@ -93,9 +107,13 @@ try {
   membershipWatch.start();
   await lifecycle.start();
   await emailActivity.start();
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.CONTACTS_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     () => lifecycle.stop(),
     () => emailActivity.stop(),
@@ -103,6 +121,8 @@ try {
     () => membershipWatch.stop(),
     () => relay.stop(),
     () => database.close(),
+    () => databaseProbe.close(),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -1,4 +1,4 @@
-import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ConditionSubjectsService } from "@herald/proto/herald/contacts/v1/condition_subjects_service_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
@@ -27,6 +27,8 @@ export interface Deps {
   /** Prisma's own connections, for the hot paths' single statements (see SqlPool). */
   pool: SqlPool;
   logger: Logger;
+  /** RED per RPC; tests that build the server leave it out. */
+  metrics?: Metrics;
   info: ServiceInfo;
   /** Shared with the job worker, which forgets a wiped project's keys. */
   knownFields: KnownFields;
@@ -59,6 +61,7 @@ export function build(deps: Deps): RpcServer {
       ConditionSubjectsService.typeName,
     ]),
     interceptors: serverInterceptors(deps),
+    metrics: deps.metrics,
     routes: (router) => {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
       router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));

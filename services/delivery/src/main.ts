@@ -1,6 +1,16 @@
-import { openServiceSchema, poolConfigOf } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema, poolConfigOf } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderer } from "@herald/rendering";
 import pg from "pg";
@@ -10,6 +20,7 @@ import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
+import { observeEmailQueue } from "./emails/queue-metrics.js";
 import { billingCapsGroupId, createBillingCapsConsumer } from "./events/billing-caps-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
@@ -105,14 +116,15 @@ try {
       : createLocalImageStore({ dir: config.UPLOADS_DIR }),
     maxBytes: config.UPLOAD_MAX_BYTES,
   });
-  const lifecycle = createProjectLifecycleConsumer({
-    kafka,
-    db,
-    logger,
-    uploads,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
-  });
-  const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}` });
+  const lifecycleGroupId = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
+  const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, uploads, groupId: lifecycleGroupId });
+  const capsGroupId = `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}`;
+  const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: capsGroupId });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeEmailQueue(metrics, pool);
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renderer = createRenderer();
   const templates = createTemplates({ db, renderer });
   const provider = config.ses
@@ -197,6 +209,7 @@ try {
   const server = build({
     db,
     logger,
+    metrics,
     info: serviceInfoOf(name, schema, import.meta.url),
     domains,
     templates,
@@ -236,6 +249,7 @@ try {
             : {}),
         })
       : undefined;
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
   relay.start();
   senderDomainListener.start();
   dispatcher.start();
@@ -243,6 +257,8 @@ try {
   domainCheck.start();
   await lifecycle.start();
   await billingCaps.start();
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   if (inbound && config.INBOUND_SMTP_PORT !== undefined) {
@@ -255,6 +271,7 @@ try {
     );
   }
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     async () => {
       await inbound?.close();
@@ -272,6 +289,8 @@ try {
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),
+    () => databaseProbe.close(),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -1,4 +1,4 @@
-import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
@@ -42,6 +42,8 @@ import type { Verification } from "./verification/verification.js";
 export interface Deps {
   db: Db;
   logger: Logger;
+  /** RED per RPC; tests that build the server leave it out. */
+  metrics?: Metrics;
   info: ServiceInfo;
   /** Shared with the background check that main.ts runs. */
   domains: Domains;
@@ -83,6 +85,7 @@ export function build(deps: Deps): RpcServer {
       ...(deps.campaignSends ? [CampaignSendsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
+    metrics: deps.metrics,
     // A send: its message as sent is at most 40 MB (sendLimits.messageBytes, attachments base64-encoded), more than
     // the attachments' bytes and the parts it is made of; the rest is the call's recipients and fields.
     readMaxBytes: sendLimits.messageBytes + 8 * 1024 * 1024,

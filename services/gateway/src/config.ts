@@ -1,4 +1,4 @@
-import { brokerList, envPort, httpUrl, logLevel, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
+import { brokerList, envPort, httpUrl, logLevel, metricsPort, parseConfig, redisUrl, serviceUrls } from "@herald/platform";
 import { z } from "zod";
 
 const optionalSecret = z
@@ -11,6 +11,7 @@ const positiveInt = (fallback: number, max: number) => z.coerce.number().int().m
 export const configSchema = z.object({
   GATEWAY_PORT: envPort(8080),
   LISTEN_HOST: z.string().min(1).default("0.0.0.0"),
+  METRICS_PORT: metricsPort,
   PUBLIC_URL: httpUrl.default("http://localhost:8080"),
   LOG_LEVEL: logLevel,
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),

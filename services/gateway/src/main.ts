@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createKafka } from "@herald/kafka";
-import { createLogger, exitOnStartupError, onShutdown, startTelemetry } from "@herald/platform";
+import { createLogger, createMetrics, exitOnStartupError, onShutdown, startTelemetry } from "@herald/platform";
 import { Redis } from "ioredis";
 import { createApiKeyCache } from "./auth/api-key-cache.js";
 import { createLifecycleListener } from "./auth/lifecycle-listener.js";
@@ -29,10 +29,18 @@ try {
     logger,
     onProjectChanged: (projectId) => keys.evictProject(projectId),
   });
-  const app = await build({ config, logger, upstreams, redis, keys, sessions, version });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  const app = await build({ config, logger, upstreams, redis, keys, sessions, version, metrics });
   await app.listen({ port: config.GATEWAY_PORT, host: config.LISTEN_HOST });
+  await metrics.listen(config.LISTEN_HOST);
   lifecycle.start();
-  onShutdown(logger, [() => app.close(), () => lifecycle.stop(), async () => void redis.disconnect(), () => telemetry.shutdown()]);
+  onShutdown(logger, [
+    () => app.close(),
+    () => lifecycle.stop(),
+    async () => void redis.disconnect(),
+    () => metrics.close(),
+    () => telemetry.shutdown(),
+  ]);
 } catch (error) {
   exitOnStartupError(name, error);
 }

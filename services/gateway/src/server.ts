@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import cookie from "@fastify/cookie";
-import type { Logger } from "@herald/platform";
+import type { Logger, Metrics } from "@herald/platform";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Redis } from "ioredis";
 import type { ApiKeyCache } from "./auth/api-key-cache.js";
@@ -11,6 +11,7 @@ import type { Config } from "./config.js";
 import { registerDepthRefusal } from "./http/body-depth.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { registerIdempotency } from "./http/idempotency.js";
+import { registerHttpMetrics } from "./http/metrics.js";
 import { registerNulRefusal } from "./http/nul-characters.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRateLimit } from "./http/rate-limit.js";
@@ -51,6 +52,8 @@ export interface Deps {
   keys: ApiKeyCache;
   sessions: SessionCache;
   version: string;
+  /** RED per route (http/metrics.ts); tests that build a gateway of their own leave it out. */
+  metrics?: Metrics;
 }
 
 /** The REST edge without listening; tests call it and inject requests or listen on a free port. */
@@ -73,6 +76,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     reply.header("x-request-id", request.id);
   });
   registerTracing(app);
+  if (deps.metrics) registerHttpMetrics(app, deps.metrics);
   registerErrorHandling(app);
   await app.register(cookie);
   await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });

@@ -1,6 +1,16 @@
-import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
-import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
+import { createDatabaseProbe, openServiceSchema } from "@herald/db";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createLogger,
+  createMetrics,
+  createReadinessWatch,
+  createRpcClient,
+  exitOnStartupError,
+  onShutdown,
+  portOfUrl,
+  serviceInfoOf,
+  startTelemetry,
+} from "@herald/platform";
 import { SystemMailService } from "@herald/proto/herald/delivery/v1/system_mail_service_pb";
 import { Redis } from "ioredis";
 import { createAccountMail } from "./accounts/account-mail.js";
@@ -37,13 +47,12 @@ try {
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   // A new group starts at the beginning of the topic: metering must not miss what was sent before the first start.
-  const emailActivity = createEmailActivityConsumer({
-    kafka,
-    db,
-    logger,
-    fromBeginning: true,
-    groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`,
-  });
+  const emailActivityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
+  const emailActivity = createEmailActivityConsumer({ kafka, db, logger, fromBeginning: true, groupId: emailActivityGroup });
+  const metrics = createMetrics({ port: config.METRICS_PORT, logger });
+  observeOutbox(metrics, { pool, schema });
+  observeConsumerLag(metrics, { kafka, groupIds: [emailActivityGroup] });
+  const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const payments = config.STRIPE_SECRET_KEY
     ? createStripePayments({ secretKey: config.STRIPE_SECRET_KEY, apiUrl: config.STRIPE_API_URL })
     : undefined;
@@ -58,6 +67,7 @@ try {
     db,
     redis,
     logger,
+    metrics,
     config,
     payments,
     info: serviceInfoOf(name, schema, import.meta.url),
@@ -68,15 +78,21 @@ try {
   relay.start();
   accountMail.start();
   await emailActivity.start();
+  const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
+  readiness.start();
+  await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.IDENTITY_URL), config.LISTEN_HOST);
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
+    () => readiness.stop(),
     () => server.close(),
     () => emailActivity.stop(),
     () => accountMail.stop(),
     () => relay.stop(),
     closeDatabase,
+    () => databaseProbe.close(),
     async () => void (await redis.quit()),
+    () => metrics.close(),
     () => telemetry.shutdown(),
   ]);
 } catch (error) {

@@ -1,4 +1,4 @@
-import { createHealthState, createRpcServer, type Logger, type RpcServer, serverInterceptors } from "@herald/platform";
+import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
@@ -30,6 +30,8 @@ export interface Deps {
   db: Db;
   redis: Redis;
   logger: Logger;
+  /** RED per RPC; tests that build the server leave it out. */
+  metrics?: Metrics;
   info: ServiceInfo;
   config: Config;
   /** Stripe when STRIPE_SECRET_KEY is set; without it billing's payment calls answer BILLING_DISABLED. */
@@ -79,6 +81,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([IdentityService.typeName, AccountService.typeName, ProjectService.typeName, BillingService.typeName]),
     interceptors: serverInterceptors(deps),
+    metrics: deps.metrics,
     routes: (router) => {
       router.service(IdentityService, createIdentityRpc(deps));
       router.service(AccountService, createAccountRpc({ db, accounts, sessions, oauth }));

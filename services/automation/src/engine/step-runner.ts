@@ -39,6 +39,8 @@ interface ClaimedRow {
   step_name: string | null;
   step_config: JsonObject | null;
   step_kind: string | null;
+  /** WAITING when the claim fired the run's timer. */
+  claimed_status: string;
 }
 
 /** A claimed run with what running it reads: its execution and its step (read by the claim's statement). */
@@ -64,6 +66,8 @@ export function createStepRunner(deps: {
   idleMs: number;
   /** DELAY_TIME_SCALE: how long a DELAY's minute lasts, as a fraction of one (tests shorten them). */
   delayScale: number;
+  /** Told how many timers (WAITING runs falling due) fired, in bulk or by a claim: the metrics' counter. */
+  onTimersFired?: (count: number) => void;
 }) {
   const { db, logger } = deps;
 
@@ -85,13 +89,16 @@ export function createStepRunner(deps: {
             -- A timer that fires ends the wait; a WAIT_FOR_EVENT on its first pass still listens until it records WAITING.
             waiting_for = CASE WHEN due.status = 'WAITING' THEN NULL ELSE r.waiting_for END
         FROM due WHERE r.id = due.id
-        RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at
+        RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at,
+                  due.status AS claimed_status
       )
       SELECT c.*, e.workflow_id, e.status AS execution_status, e.context, e.trigger_event, e.trigger_data,
              s.name AS step_name, s.config AS step_config, s.type AS step_kind
       FROM claimed c
       JOIN workflow_executions e ON e.id = c.execution_id
       LEFT JOIN workflow_steps s ON s.id = c.step_id`;
+    const fired = rows.filter((row) => row.claimed_status === "WAITING").length;
+    if (fired > 0) deps.onTimersFired?.(fired);
     return rows.map((row) => ({
       run: {
         id: row.id,
@@ -355,6 +362,7 @@ export function createStepRunner(deps: {
       // Timers first, in bulk: a burst of them is set, and fires, on time however busy the other steps keep the runner.
       const armed = await armDelays();
       const fired = await fireDelays();
+      if (fired > 0) deps.onTimersFired?.(fired);
       const runs = await claim();
       await Promise.all(
         runs.map((claimed) =>

@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { decodeEnvelope, type EventConsumer, type EventEnvelope, managedConsumer, payloadOf, topics, traceContextOf } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { context, type Link, SpanKind, trace } from "@opentelemetry/api";
+import { type Context, context, type Link, SpanKind, trace } from "@opentelemetry/api";
 import type { Consumer, Kafka, KafkaMessage } from "kafkajs";
 import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import { setSubscribed } from "../db/bulk-jobs.js";
@@ -189,12 +189,17 @@ export function createEmailActivityConsumer(deps: {
   async function applyChunk(topic: string, partition: number, messages: KafkaMessage[]): Promise<void> {
     const records = new Map<string, EmailActivityRecord>();
     const links: Link[] = [];
+    const parents: Context[] = [];
     for (const message of messages) {
       const record = readMessage(topic, partition, message);
       if (!record || records.has(record.id)) continue;
       records.set(record.id, record);
-      const spanContext = trace.getSpanContext(traceContextOf(message.headers));
-      if (spanContext) links.push({ context: spanContext });
+      const parent = traceContextOf(message.headers);
+      const spanContext = trace.getSpanContext(parent);
+      if (spanContext) {
+        links.push({ context: spanContext });
+        parents.push(parent);
+      }
     }
     if (records.size === 0) return;
     const now = new Date();
@@ -203,6 +208,15 @@ export function createEmailActivityConsumer(deps: {
       { kind: SpanKind.CONSUMER, links, attributes: { "messaging.system": "kafka", "messaging.batch.message_count": messages.length } },
       context.active(),
       async (span) => {
+        // The chunk's span links the events' traces; each event's own trace also gets a span of its recording, so
+        // that a send's trace reaches the timeline (an event is recorded when its chunk commits).
+        const eventSpans = parents.map((parent) =>
+          tracer.startSpan(
+            `${topic} process`,
+            { kind: SpanKind.CONSUMER, links: [{ context: span.spanContext() }], attributes: { "messaging.system": "kafka" } },
+            parent,
+          ),
+        );
         try {
           return await db.$transaction(
             async (tx) => {
@@ -214,6 +228,7 @@ export function createEmailActivityConsumer(deps: {
             { maxWait: 10_000, timeout: 60_000 },
           );
         } finally {
+          for (const eventSpan of eventSpans) eventSpan.end();
           span.end();
         }
       },

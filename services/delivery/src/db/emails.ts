@@ -25,6 +25,8 @@ export interface NewEmailRow {
   workflowId: string | null;
   category: string;
   messageId: string;
+  /** The enqueuing call's trace (currentTraceParent), continued when the email is sent. */
+  traceParent: string | null;
 }
 
 /** An attachment as the emails table keeps it (jsonb): the content in base64. */
@@ -54,9 +56,10 @@ export async function insertEmails(
   const { rows: inserted } = await db.query<{ id: string }>(
     `WITH inserted AS (
        INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
-         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id)
+         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-         $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[])
+         $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[],
+         $20::text[])
        ON CONFLICT (project_id, idempotency_key) DO NOTHING
        RETURNING id, project_id, category
      ),
@@ -88,6 +91,7 @@ export async function insertEmails(
       column((row) => row.workflowId),
       column((row) => row.category),
       column((row) => row.messageId),
+      column((row) => row.traceParent),
     ],
   );
   const created = new Set(inserted.map((row) => row.id));
@@ -156,7 +160,7 @@ export async function claimDueEmails(pool: pg.Pool, leaseMs: number, limit: numb
       campaign_id::text AS "campaignId", workflow_id::text AS "workflowId", category, status, attempts,
       next_attempt_at AS "nextAttemptAt", locked_until AS "lockedUntil", message_id AS "messageId",
       provider_message_id AS "providerMessageId", provider_response AS "providerResponse", last_error AS "lastError",
-      sent_at AS "sentAt", created_at AS "createdAt", updated_at AS "updatedAt"`,
+      sent_at AS "sentAt", trace_parent AS "traceParent", created_at AS "createdAt", updated_at AS "updatedAt"`,
     [leaseMs / 1000, limit],
   );
   return rows;

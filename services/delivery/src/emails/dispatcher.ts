@@ -1,4 +1,5 @@
-import { type BackgroundLoop, createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
+import { type BackgroundLoop, contextOfTraceParent, createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, releaseEmails, suppressedAmong } from "../db/emails.js";
@@ -95,6 +96,31 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  const tracer = trace.getTracer("herald-delivery");
+
+  /**
+   * Runs an email's sending and recording in a span of the trace that enqueued it, so that the send, and through
+   * the outbox row's headers the consumers of its event, join the trace of the /v1/send (or campaign) behind it.
+   */
+  function inTraceOf(row: EmailRow, work: () => Promise<void>): Promise<void> {
+    if (!row.traceParent) return work();
+    return tracer.startActiveSpan(
+      "email send",
+      { kind: SpanKind.CLIENT, attributes: { "herald.email.id": row.id, "herald.email.attempt": row.attempts } },
+      contextOfTraceParent(row.traceParent),
+      async (span) => {
+        try {
+          await work();
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
   /** Records an outcome and its event; resolves once written (or given up on). */
   const record = (row: EmailRow, outcome: SendOutcome): Promise<void> => outcomes.record(outcomeWriteOf(row, outcome));
 
@@ -120,7 +146,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     let throttleMs = 0;
     for (const row of rows) {
       if (suppressed.has(`${row.projectId} ${row.toEmail}`)) {
-        track(record(row, suppressedRecipientOutcome(row.toEmail)));
+        track(inTraceOf(row, () => record(row, suppressedRecipientOutcome(row.toEmail))));
         continue;
       }
       const bucket = projects.bucket(row.projectId);
@@ -136,7 +162,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         continue;
       }
       track(
-        attempt(row, sender, signingKeyOf(keys, row)).then(async (outcome) => {
+        inTraceOf(row, async () => {
+          const outcome = await attempt(row, sender, signingKeyOf(keys, row));
           if (!killed) await record(row, outcome);
         }),
       );

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createGroupCommit } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
+import { currentTraceParent } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { type EmailRow, findEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
@@ -96,6 +97,7 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
     category,
     // Fixed now, on the sending domain, and sent unchanged by every attempt: a receiver can tell a resend.
     messageId: `<${id}@${domainOfAddress(fromEmail)}>`,
+    traceParent: currentTraceParent(),
   };
 }
 

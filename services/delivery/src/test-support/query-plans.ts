@@ -59,4 +59,5 @@ export const newEmailRow = (projectId: string, index: number): NewEmailRow => ({
   workflowId: null,
   category: "TRANSACTIONAL",
   messageId: `<${randomUUID()}@plans.example>`,
+  traceParent: null,
 });

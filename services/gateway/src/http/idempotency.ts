@@ -27,6 +27,20 @@ interface StoredRequest {
 const printableAscii = /^[\x20-\x7e]{1,255}$/;
 
 /**
+ * Redis cannot be reached: a key cannot be claimed, so the request is not run at all (it might run twice otherwise).
+ * Requests without a key go on; the rate limit lets requests pass meanwhile (docs/api-decisions.md).
+ */
+const idempotencyUnavailable = (cause: unknown) =>
+  Object.assign(
+    new HttpProblem({
+      statusCode: 503,
+      code: "SERVICE_UNAVAILABLE",
+      message: "Idempotency keys cannot be checked right now; nothing was done, retry with the same key shortly",
+    }),
+    { cause },
+  );
+
+/**
  * Idempotency-Key, per project, in Redis: the first request with a key claims it
  * atomically (SET NX), so of many concurrent requests exactly one proceeds and the
  * others get 409 IDEMPOTENCY_KEY_REUSED with what the key was first used for. A 4xx
@@ -56,13 +70,18 @@ export function registerIdempotency(app: FastifyInstance, options: { redis: Redi
       at: new Date().toISOString(),
       statusCode: null,
     };
-    const claimed = await options.redis.set(record, JSON.stringify(stored), "PX", ttlMs, "NX");
+    let claimed: string | null;
+    try {
+      claimed = await options.redis.set(record, JSON.stringify(stored), "PX", ttlMs, "NX");
+    } catch (error) {
+      throw idempotencyUnavailable(error);
+    }
     if (claimed === "OK") {
       request.idempotencyRecord = record;
       request.idempotencyClaim = `${stored.at} ${key}`;
       return;
     }
-    const original = JSON.parse((await options.redis.get(record)) ?? "null") as StoredRequest | null;
+    const original = JSON.parse((await options.redis.get(record).catch(() => null)) ?? "null") as StoredRequest | null;
     throw new HttpProblem({
       statusCode: 409,
       code: "IDEMPOTENCY_KEY_REUSED",
@@ -80,11 +99,16 @@ export function registerIdempotency(app: FastifyInstance, options: { redis: Redi
   app.addHook("onResponse", async (request, reply) => {
     const record = request.idempotencyRecord;
     if (!record) return;
-    if (reply.statusCode >= 400 && reply.statusCode < 500) {
-      await options.redis.del(record);
-      return;
+    try {
+      if (reply.statusCode >= 400 && reply.statusCode < 500) {
+        await options.redis.del(record);
+        return;
+      }
+      const stored = JSON.parse((await options.redis.get(record)) ?? "null") as StoredRequest | null;
+      if (stored) await options.redis.set(record, JSON.stringify({ ...stored, statusCode: reply.statusCode }), "KEEPTTL");
+    } catch (error) {
+      // Redis went away after the claim: the key stays claimed (a retry gets 409), only its recorded status is missing.
+      request.log.warn({ err: error }, "cannot record the answer of an Idempotency-Key");
     }
-    const stored = JSON.parse((await options.redis.get(record)) ?? "null") as StoredRequest | null;
-    if (stored) await options.redis.set(record, JSON.stringify({ ...stored, statusCode: reply.statusCode }), "KEEPTTL");
   });
 }

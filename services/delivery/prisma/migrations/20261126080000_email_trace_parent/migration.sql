@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "emails" ADD COLUMN     "trace_parent" TEXT;
