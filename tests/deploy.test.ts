@@ -18,7 +18,7 @@ const services = ["gateway", ...dataServices] as const;
 const callers: Record<(typeof dataServices)[number], string[]> = {
   identity: ["gateway"],
   contacts: ["gateway", "delivery", "campaigns", "automation"],
-  delivery: ["gateway", "campaigns", "automation"],
+  delivery: ["gateway", "identity", "campaigns", "automation"],
   campaigns: ["gateway"],
   automation: ["gateway"],
 };

@@ -10,7 +10,7 @@ the gateway calls all five; delivery calls contacts; campaigns and automation ca
 {{- define "herald.callers" -}}
 identity: [gateway]
 contacts: [gateway, delivery, campaigns, automation]
-delivery: [gateway, campaigns, automation]
+delivery: [gateway, identity, campaigns, automation]
 campaigns: [gateway]
 automation: [gateway]
 {{- end -}}
