@@ -27,7 +27,7 @@ export interface EmailLinks {
  * with a one-click List-Unsubscribe to the recipient's page when the caller gave none.
  */
 function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode: TrackingMode }) | undefined): NewEmailRow {
-  const id = randomUUID();
+  const id = input.id || randomUUID();
   const fromEmail = input.from.email.trim();
   const category = input.category ?? "TRANSACTIONAL";
   const marketing = category !== "TRANSACTIONAL";
@@ -37,7 +37,7 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
   const listUnsubscribe =
     input.listUnsubscribe ??
     (marketing && links && input.contactId
-      ? { url: recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId).unsubscribeUrl }
+      ? { url: recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId, id).unsubscribeUrl }
       : undefined);
   return {
     id,
