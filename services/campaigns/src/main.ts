@@ -1,5 +1,5 @@
 import { openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay } from "@herald/kafka";
+import { createKafka, createOutboxRelay, ensureTopics, topics } from "@herald/kafka";
 import { createLogger, createRpcClient, exitOnStartupError, onShutdown, portOfUrl, serviceInfoOf, startTelemetry } from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
@@ -10,6 +10,7 @@ import { createFanOut } from "./campaigns/fan-out.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
+import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -31,6 +32,10 @@ try {
     logger,
   });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle]);
+  await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
   const campaignSends = createRpcClient(CampaignSendsService, { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 60_000 });
@@ -46,16 +51,25 @@ try {
   });
   const campaigns = createCampaigns({ db, renderer, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
   const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}` });
+  const lifecycle = createProjectLifecycleConsumer({
+    kafka,
+    db,
+    logger,
+    campaignSends,
+    groupId: `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`,
+  });
   const server = build({ db, logger, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
   const port = await server.listen(portOfUrl(config.CAMPAIGNS_URL), config.LISTEN_HOST);
   relay.start();
   fanOut.start();
   await activity.start();
+  await lifecycle.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => server.close(),
     () => fanOut.stop(),
     () => activity.stop(),
+    () => lifecycle.stop(),
     () => relay.stop(),
     closeDatabase,
     () => telemetry.shutdown(),
