@@ -1,8 +1,15 @@
 import type { Db } from "./client.js";
-import type { Campaign, Prisma } from "./generated/client.js";
+import { type Campaign, Prisma } from "./generated/client.js";
 
 export type CampaignRow = Campaign;
 export type Tx = Prisma.TransactionClient;
+
+/**
+ * The audience_condition column's value: the tree, or a database NULL. Prisma writes a plain
+ * null of a Json column only through Prisma.DbNull; `{ set: null }` (as an update once wrote)
+ * is stored as the JSON object {"set": null}.
+ */
+export const audienceConditionColumn = (condition: object | null): object | typeof Prisma.DbNull => condition ?? Prisma.DbNull;
 
 export interface CampaignListQuery {
   page: number;
