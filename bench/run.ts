@@ -17,6 +17,7 @@ import {
   startTestSmtpSink,
 } from "@herald/testing";
 import autocannon from "autocannon";
+import { campaignBenchmarks } from "./campaigns.ts";
 import { dashboardFirstScreen } from "./dashboard.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
@@ -271,6 +272,22 @@ try {
     `\n${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${durationSeconds} s each\n`,
   );
   if (rows.length > 0) console.log(["| path | load | throughput | latency | outcome |", "|---|---|---|---|---|", ...rows].join("\n"));
+  if (wanted("campaigns")) {
+    const campaigns = await campaignBenchmarks(
+      {
+        gatewayUrl: stack.gatewayUrl,
+        deliveryUrl: stack.serviceUrls.delivery,
+        databaseUrl: database.databaseUrl,
+        dns,
+        sink,
+        project: () => benchProject(stack.gatewayUrl),
+        load,
+      },
+      Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000),
+    );
+    console.log(["", "| campaign | measure | result | detail |", "|---|---|---|---|", ...campaigns.rows].join("\n"));
+    console.log(`\n${campaigns.detail}`);
+  }
   if (wanted("segments")) {
     const project = await benchProject(stack.gatewayUrl);
     const segments = await segmentBenchmarks({

@@ -251,6 +251,7 @@ describe("the activity feed and send analytics through the REST API", () => {
         "email.open",
         "email.received",
         "email.sent",
+        "email.unsubscribe",
       ].sort(),
     );
     expect(answer.body.byType["email.sent"]).toEqual({ total: 2, last24Hours: 2, last7Days: 2, last30Days: 2 });

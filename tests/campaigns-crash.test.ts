@@ -1,11 +1,16 @@
 import { randomUUID } from "node:crypto";
+import { createClient } from "@connectrpc/connect";
+import { createRpcTransport } from "@herald/platform";
+import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import {
   createTestDatabase,
   freePort,
   type ServiceProcess,
   startService,
+  startTestDnsServer,
   startTestSmtpSink,
   type TestDatabase,
+  type TestDnsServer,
   type TestSmtpSink,
   waitUntil,
 } from "@herald/testing";
@@ -15,14 +20,18 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 const recipients = 10_000;
 
 /**
- * Contacts, delivery and campaigns of their own (their own database), and a 10,000-recipient
- * fan-out killed with SIGKILL halfway, in campaigns and then in delivery: every recipient is
- * enqueued exactly once, and the campaign ends SENT.
+ * Contacts, delivery and campaigns of their own (their own database, SMTP sink and DNS server),
+ * and a 10,000-recipient fan-out killed with SIGKILL halfway, in campaigns and then in delivery:
+ * every recipient is enqueued exactly once, and the campaign ends SENT. With delivery killed the
+ * campaign sends from a verified domain, so that its emails really go out: every recipient gets
+ * one, and the only duplicates are copies with the same Message-ID (an attempt the kill cut off
+ * after the relay took it, sent again).
  */
 describe("a 10,000-recipient fan-out killed halfway", () => {
   const herald = inject("herald");
   let database: TestDatabase;
   let sink: TestSmtpSink;
+  let dns: TestDnsServer;
   let pool: pg.Pool;
   const ports: Record<"contacts" | "delivery" | "campaigns", number> = { contacts: 0, delivery: 0, campaigns: 0 };
   const processes: Partial<Record<keyof typeof ports, ServiceProcess>> = {};
@@ -38,6 +47,8 @@ describe("a 10,000-recipient fan-out killed halfway", () => {
         DELIVERY_URL: urlOf("delivery"),
         CAMPAIGNS_URL: urlOf("campaigns"),
         SMTP_URL: sink.url,
+        DNS_SERVERS: dns.address,
+        DNS_TIMEOUT_MS: "500",
         // Many small batches, so that a kill lands between two of them; a dead owner's lease lapses in seconds.
         CAMPAIGN_BATCH_SIZE: "250",
         CAMPAIGN_FANOUT_LEASE_MS: "3000",
@@ -50,8 +61,10 @@ describe("a 10,000-recipient fan-out killed halfway", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase(herald.databaseUrl);
-    sink = await startTestSmtpSink();
+    [sink, dns] = await Promise.all([startTestSmtpSink(), startTestDnsServer()]);
     pool = new pg.Pool({ connectionString: database.databaseUrl, max: 2 });
+    // An idle connection the server ends (the database is dropped at the end, its backends terminated) is no failure of the test.
+    pool.on("error", () => {});
     for (const name of Object.keys(ports) as Array<keyof typeof ports>) ports[name] = await freePort();
     await Promise.all([start("contacts"), start("delivery"), start("campaigns")]);
   }, 300_000);
@@ -59,25 +72,38 @@ describe("a 10,000-recipient fan-out killed halfway", () => {
   afterAll(async () => {
     await Promise.all(Object.values(processes).map((process) => process?.stop()));
     await pool?.end();
-    await sink?.stop();
+    await Promise.all([sink?.stop(), dns?.stop()]);
     await database?.drop();
   }, 120_000);
 
-  /** A project of `recipients` subscribed contacts and a campaign to all of them, written as the services would have. */
-  async function sendingCampaign(): Promise<{ projectId: string; campaignId: string }> {
-    const projectId = randomUUID();
+  /** A sending domain of the project, verified through delivery as the gateway's POST /domains and verify would. */
+  async function verifiedDomain(projectId: string): Promise<string> {
+    const domains = createClient(DomainsService, createRpcTransport({ baseUrl: urlOf("delivery"), timeoutMs: 30_000 }));
+    const created = await domains.createDomain({ projectId, domain: `crash-${randomUUID().slice(0, 8)}.herald.test` });
+    const dkim = created.domain?.records.find((record) => record.name.includes("._domainkey."));
+    if (!created.domain || !dkim) throw new Error("the domain has no DKIM record");
+    dns.setTxt(dkim.name, [dkim.value]);
+    expect((await domains.verifyDomain({ projectId, id: created.domain.id })).domain?.verified).toBe(true);
+    return created.domain.domain;
+  }
+
+  /**
+   * A project of `recipients` subscribed contacts at `<run>.example` and a campaign to all of them from `from`,
+   * written as the services would have.
+   */
+  async function sendingCampaign(run: string, from: { projectId: string; address: string }): Promise<{ campaignId: string }> {
     const campaignId = randomUUID();
     await pool.query(
       `INSERT INTO contacts.contacts (project_id, email, subscribed, data)
-       SELECT $1::uuid, 'r' || n || '@crash.example', true, jsonb_build_object('n', n) FROM generate_series(1, $2::int) AS n`,
-      [projectId, recipients],
+       SELECT $1::uuid, 'r' || n || '@' || $3 || '.example', true, jsonb_build_object('n', n) FROM generate_series(1, $2::int) AS n`,
+      [from.projectId, recipients, run],
     );
     await pool.query(
       `INSERT INTO campaigns.campaigns (id, project_id, name, subject, body, from_address, audience_type, status, sent_at)
-       VALUES ($1::uuid, $2::uuid, 'Crash', 'Hello {{ n }}', '<p>Hello {{ n }}, {{ email }}</p>', 'news@crash.example', 'ALL', 'SENDING', now())`,
-      [campaignId, projectId],
+       VALUES ($1::uuid, $2::uuid, 'Crash', 'Hello {{ n }}', '<p>Hello {{ n }}, {{ email }}</p>', $3, 'ALL', 'SENDING', now())`,
+      [campaignId, from.projectId, from.address],
     );
-    return { projectId, campaignId };
+    return { campaignId };
   }
 
   const progressOf = async (campaignId: string) =>
@@ -100,7 +126,8 @@ describe("a 10,000-recipient fan-out killed halfway", () => {
   }
 
   it("campaigns killed: the next process resumes after the last checkpoint and enqueues nobody twice", async () => {
-    const { campaignId } = await sendingCampaign();
+    // An unverified sender: delivery fails each email at once, and the test is about the fan-out alone.
+    const { campaignId } = await sendingCampaign("campaigns-killed", { projectId: randomUUID(), address: "news@crash.example" });
     await waitUntil(async () => ((await progressOf(campaignId))?.total ?? 0) >= 2_000, { timeoutMs: 120_000 });
     await processes.campaigns?.stop("SIGKILL");
     expect((await progressOf(campaignId))?.total).toBeLessThan(recipients);
@@ -108,11 +135,37 @@ describe("a 10,000-recipient fan-out killed halfway", () => {
     await expectEachRecipientOnce(campaignId);
   }, 480_000);
 
-  it("delivery killed: the fan-out waits for it and resumes, and nobody is enqueued twice", async () => {
-    const { campaignId } = await sendingCampaign();
-    await waitUntil(async () => ((await progressOf(campaignId))?.total ?? 0) >= 2_000, { timeoutMs: 120_000 });
+  it("delivery killed: the fan-out waits for it and resumes, nobody is enqueued twice, and a duplicate only repeats a Message-ID", async () => {
+    const projectId = randomUUID();
+    const domain = await verifiedDomain(projectId);
+    const run = `delivery-killed-${randomUUID().slice(0, 8)}`;
+    const { campaignId } = await sendingCampaign(run, { projectId, address: `news@${domain}` });
+    // Killed while it is both taking batches and sending: some emails have reached the relay by then.
+    const arrived = () => sink.messages().filter((message) => message.to[0]?.endsWith(`@${run}.example`)).length;
+    await waitUntil(async () => ((await progressOf(campaignId))?.total ?? 0) >= 2_000 && arrived() > 0, { timeoutMs: 120_000 });
     await processes.delivery?.stop("SIGKILL");
     await start("delivery");
     await expectEachRecipientOnce(campaignId);
+
+    // Every email was sent, and each recipient's copies carry the one Message-ID of its email.
+    const { rows } = await pool.query<{ to_email: string; message_id: string; status: string }>(
+      "SELECT to_email, message_id, status FROM delivery.emails WHERE campaign_id = $1::uuid",
+      [campaignId],
+    );
+    expect(rows.filter((row) => row.status !== "SENT")).toEqual([]);
+    const messageIdOf = new Map(rows.map((row) => [row.to_email, row.message_id]));
+    const copies = new Map<string, string[]>();
+    for (const message of sink.messages()) {
+      const recipient = message.to[0] ?? "";
+      if (!recipient.endsWith(`@${run}.example`)) continue;
+      const messageId = /^Message-ID:\s*(\S+)/im.exec(message.raw)?.[1] ?? "";
+      copies.set(recipient, [...(copies.get(recipient) ?? []), messageId]);
+    }
+    expect(copies.size).toBe(recipients);
+    const foreign = [...copies].filter(([recipient, messageIds]) =>
+      messageIds.some((messageId) => messageId !== messageIdOf.get(recipient)),
+    );
+    expect(foreign).toEqual([]);
+    expect(messageIdOf.get(`r1@${run}.example`)).toMatch(new RegExp(`^<[0-9a-f-]{36}@${domain.replaceAll(".", "\\.")}>$`));
   }, 480_000);
 });

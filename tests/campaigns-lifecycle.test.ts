@@ -93,7 +93,8 @@ describe("campaign lifecycle", () => {
     expect(upcoming.body.data).toContainEqual(expect.objectContaining({ type: "campaign", id: campaign.id }));
     const edited = await call<CampaignJson>("PUT", `/campaigns/${campaign.id}`, { key, body: { ...campaign, name: "Life (edited)" } });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ name: "Life (edited)", status: "SCHEDULED" });
+    // An audience of ALL keeps no condition: stored as NULL, not as a JSON value that usage checks would read as a tree.
+    expect(edited.body).toMatchObject({ name: "Life (edited)", status: "SCHEDULED", audienceCondition: null });
     expect((await send(campaign.id)).status).toBe(409);
     expect((await call("DELETE", `/campaigns/${campaign.id}`, { key })).status).toBe(409);
     expect((await call("POST", `/campaigns/${campaign.id}/cancel`, { key })).status).toBe(200);
@@ -155,7 +156,12 @@ describe("campaign lifecycle", () => {
     const later = await getCampaign(campaign.id);
     expect(later.status).toBe("CANCELLED");
     expect(later.totalRecipients).toBe(total);
-    const delivered = (await Promise.all(emails.map((email) => sink.messages(email)))).filter((messages) => messages.length > 0).length;
+    // Asked 25 at a time: 1,500 requests at once overran the sink's control port under load (ECONNRESET).
+    let delivered = 0;
+    for (let first = 0; first < emails.length; first += 25) {
+      const answers = await Promise.all(emails.slice(first, first + 25).map((email) => sink.messages(email)));
+      delivered += answers.filter((messages) => messages.length > 0).length;
+    }
     expect(delivered).toBeLessThanOrEqual(total);
     expect(later.sentCount).toBeLessThanOrEqual(total);
   }, 180_000);
@@ -247,9 +253,12 @@ describe("campaign lifecycle", () => {
     expect((await call("DELETE", `/segments/${segment.body.id}`, { key })).status).toBe(204);
   }, 180_000);
 
-  // Not yet passing: GET /contacts/fields/data.region/usage did not answer 200 within a minute in the end-to-end run (unexplained).
-  it.skip("lists campaigns in field and event usage", async () => {
-    await call("POST", "/contacts", { key, body: { email: uniqueEmail("usage"), data: { region: "eu", loyaltyTier: "gold" } } });
+  it("lists campaigns in field and event usage", async () => {
+    const contact = await call("POST", "/contacts", {
+      key,
+      body: { email: uniqueEmail("usage"), data: { region: "eu", loyaltyTier: "gold" } },
+    });
+    expect(contact.status).toBe(201);
     const campaign = await createCampaign({
       name: "Usage",
       body: "<p>{{ loyaltyTier }}</p>",

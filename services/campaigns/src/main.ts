@@ -1,5 +1,5 @@
 import { createDatabaseProbe, openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, observeConsumerLag, observeOutbox } from "@herald/kafka";
+import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
 import {
   createLogger,
   createMetrics,
@@ -20,6 +20,7 @@ import { createFanOut } from "./campaigns/fan-out.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
+import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -41,6 +42,10 @@ try {
     logger,
   });
   const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle]);
+  await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
   const campaignSends = createRpcClient(CampaignSendsService, { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 60_000 });
@@ -57,9 +62,11 @@ try {
   const campaigns = createCampaigns({ db, renderer, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
   const activityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
   const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: activityGroup });
+  const lifecycleGroup = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
+  const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, campaignSends, groupId: lifecycleGroup });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup] });
+  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({ db, logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -69,12 +76,14 @@ try {
   relay.start();
   fanOut.start();
   await activity.start();
+  await lifecycle.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
     () => fanOut.stop(),
     () => activity.stop(),
+    () => lifecycle.stop(),
     () => relay.stop(),
     closeDatabase,
     () => databaseProbe.close(),

@@ -6,7 +6,15 @@ import type { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_
 import type { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { EmailKind, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { liquidFailure, type Renderer, TemplateError } from "@herald/rendering";
-import { type CampaignListQuery, type CampaignRow, findCampaign, listCampaigns, lockCampaign, type Tx } from "../db/campaigns.js";
+import {
+  audienceConditionColumn,
+  type CampaignListQuery,
+  type CampaignRow,
+  findCampaign,
+  listCampaigns,
+  lockCampaign,
+  type Tx,
+} from "../db/campaigns.js";
 import type { Db } from "../db/client.js";
 import {
   type CampaignFields,
@@ -121,8 +129,7 @@ export function createCampaigns(deps: CampaignsDeps) {
 
   const dataOf = (fields: CampaignFields) => ({
     ...fields,
-    // Prisma's Json null is written as a database NULL.
-    audienceCondition: fields.audienceCondition === null ? undefined : (fields.audienceCondition as object),
+    audienceCondition: audienceConditionColumn(fields.audienceCondition as object | null),
   });
 
   async function get(projectId: string, id: string): Promise<CampaignRow> {
@@ -168,7 +175,7 @@ export function createCampaigns(deps: CampaignsDeps) {
         requireCampaignMay("update", row.status);
         return tx.campaign.update({
           where: { id },
-          data: { ...dataOf(fields), ...(fields.audienceCondition === null ? { audienceCondition: { set: null } as never } : {}) },
+          data: dataOf(fields),
         });
       });
     },
@@ -195,7 +202,7 @@ export function createCampaigns(deps: CampaignsDeps) {
           replyTo: row.replyTo,
           type: row.type,
           audienceType: row.audienceType,
-          audienceCondition: row.audienceCondition === null ? undefined : (row.audienceCondition as object),
+          audienceCondition: audienceConditionColumn(row.audienceCondition as object | null),
           segmentId: row.segmentId,
         },
       });

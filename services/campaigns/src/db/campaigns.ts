@@ -1,8 +1,15 @@
 import type { Db } from "./client.js";
-import type { Campaign, Prisma } from "./generated/client.js";
+import { type Campaign, Prisma } from "./generated/client.js";
 
 export type CampaignRow = Campaign;
 export type Tx = Prisma.TransactionClient;
+
+/**
+ * The audience_condition column's value: the tree, or a database NULL. Prisma writes a plain
+ * null of a Json column only through Prisma.DbNull; `{ set: null }` (as an update once wrote)
+ * is stored as the JSON object {"set": null}.
+ */
+export const audienceConditionColumn = (condition: object | null): object | typeof Prisma.DbNull => condition ?? Prisma.DbNull;
 
 export interface CampaignListQuery {
   page: number;
@@ -123,4 +130,31 @@ export const unwithdrawnCampaigns = (db: Db): Promise<Array<{ id: string; projec
 
 export async function markWithdrawn(db: Db, id: string): Promise<void> {
   await db.campaign.update({ where: { id }, data: { withdrawnAt: new Date() } });
+}
+
+/** A campaign a project wipe removed, with what delivery may still hold queued for it. */
+export interface WipedCampaign {
+  id: string;
+  /** It had started sending and its queued emails were not withdrawn yet (SENDING, or cancelled meanwhile). */
+  mayHaveQueued: boolean;
+}
+
+/**
+ * Deletes a project's campaigns (those created up to `cutoff`, or all) with their engagement
+ * rows. The rows are locked first, so a fan-out batch under way commits before they go and
+ * none starts after (it finds no campaign).
+ */
+export async function deleteProjectCampaigns(tx: Tx, projectId: string, cutoff: Date | null): Promise<WipedCampaign[]> {
+  const rows = await tx.$queryRaw<Array<{ id: string; may_have_queued: boolean }>>`
+    SELECT id::text AS id,
+      (sent_at IS NOT NULL AND (status = 'SENDING' OR (status = 'CANCELLED' AND withdrawn_at IS NULL))) AS may_have_queued
+    FROM campaigns
+    WHERE project_id = ${projectId}::uuid AND created_at <= coalesce(${cutoff}::timestamptz, 'infinity'::timestamptz)
+    FOR UPDATE`;
+  const ids = rows.map((row) => row.id);
+  if (ids.length > 0) {
+    await tx.$executeRaw`DELETE FROM campaign_engagements WHERE campaign_id = ANY(${ids}::uuid[])`;
+    await tx.$executeRaw`DELETE FROM campaigns WHERE id = ANY(${ids}::uuid[])`;
+  }
+  return rows.map((row) => ({ id: row.id, mayHaveQueued: row.may_have_queued }));
 }

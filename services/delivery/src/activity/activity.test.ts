@@ -260,7 +260,7 @@ describe("stats, recent counts and types", () => {
     const stats = await activity.getActivityStats({ projectId });
     expect(stats).toMatchObject({ total: 10n, last24Hours: 6n, last7Days: 8n, last30Days: 9n });
     const byType = Object.fromEntries(stats.byType.map((row) => [row.type, row]));
-    expect(Object.keys(byType)).toHaveLength(9);
+    expect(Object.keys(byType)).toHaveLength(10);
     expect(byType["email.sent"]).toMatchObject({ total: 3n, last24Hours: 1n, last7Days: 2n, last30Days: 3n });
     expect(byType["email.open"]).toMatchObject({ total: 3n, last24Hours: 2n, last7Days: 3n });
     expect(byType["email.delivery"]).toMatchObject({ total: 0n, last24Hours: 0n });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { validationFailed } from "@herald/errors";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
@@ -71,8 +72,11 @@ export function createCampaignSends(deps: { db: Db; pool: pg.Pool; emails: Email
       );
       const kept = batch.emails.filter((email) => !suppressed.has(`${projectId} ${normaliseAddress(email.to)}`));
       const inputs: EmailInput[] = kept.map((email) => {
-        const links = recipientLinks(deps.tokens, deps.publicUrl, projectId, email.contactId);
+        // The email's id chosen here, so that its unsubscribe link names it (an unsubscribe counts for the campaign).
+        const id = randomUUID();
+        const links = recipientLinks(deps.tokens, deps.publicUrl, projectId, email.contactId, id);
         return {
+          id,
           idempotencyKey: campaignIdempotencyKey(batch.campaignId, email.contactId),
           contactId: email.contactId,
           to: { email: email.to },

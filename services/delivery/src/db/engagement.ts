@@ -35,6 +35,15 @@ export async function recordEngagement(tx: Tx, projectId: string, emailId: strin
   return { email, firstOpen };
 }
 
+/** The email's facts for an activity event of its own (an unsubscribe through its link); undefined when it was deleted since. */
+export async function findEmailFacts(tx: Tx, projectId: string, emailId: string): Promise<EmailActivityFacts | undefined> {
+  const [row] = await tx.$queryRaw<EmailActivityFacts[]>`
+    SELECT id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", to_email AS "toEmail", category,
+      campaign_id::text AS "campaignId", workflow_id::text AS "workflowId", message_id AS "messageId", attempts
+    FROM emails WHERE id = ${emailId}::uuid AND project_id = ${projectId}::uuid`;
+  return row;
+}
+
 /** Whether the email a link was signed for still exists (a click on one that does not must not redirect). */
 export async function emailExists(db: Db, projectId: string, emailId: string): Promise<boolean> {
   const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM emails WHERE id = ${emailId}::uuid AND project_id = ${projectId}::uuid`;

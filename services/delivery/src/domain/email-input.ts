@@ -28,6 +28,8 @@ export interface RecipientLinkMarkers {
 }
 
 export interface EmailInput {
+  /** The email's id, when the caller chose it before storing (links in its body name it); a new one otherwise. */
+  id?: string;
   idempotencyKey?: string;
   contactId?: string;
   to: MailboxInput;
@@ -163,6 +165,7 @@ export function emailInputViolations(input: EmailInput, attachmentMaxBytes: numb
   if (input.idempotencyKey !== undefined && (input.idempotencyKey.length > idempotencyKeyMaxLength || !isOneLine(input.idempotencyKey))) {
     add("idempotencyKey", `must be one line of at most ${idempotencyKeyMaxLength} characters`);
   }
+  optionalId("id", input.id);
   optionalId("contactId", input.contactId);
   optionalId("templateId", input.templateId);
   optionalId("campaignId", input.campaignId);

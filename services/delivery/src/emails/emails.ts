@@ -58,13 +58,13 @@ export interface EmailLinks {
  * List-Unsubscribe to the recipient's page when the caller gave none.
  */
 function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode: TrackingMode }) | undefined): NewEmailRow {
-  const id = randomUUID();
+  const id = input.id || randomUUID();
   const fromEmail = input.from.email.trim();
   const category = input.category ?? "TRANSACTIONAL";
   const marketing = category !== "TRANSACTIONAL";
   const needsLinks = input.linkMarkers !== undefined || (marketing && input.listUnsubscribe === undefined);
   const recipient =
-    links && input.contactId && needsLinks ? recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId) : undefined;
+    links && input.contactId && needsLinks ? recipientLinks(links.tokens, links.publicUrl, projectId, input.contactId, id) : undefined;
   const markers = recipient ? input.linkMarkers : undefined;
   const subject = markers && recipient ? withRecipientLinks(input.subject, markers, recipient) : input.subject;
   const linked = markers && recipient ? withRecipientLinks(input.html, markers, recipient) : input.html;

@@ -19,6 +19,7 @@ export const emailActivityTypes = [
   "email.failed",
   "email.deferred",
   "email.received",
+  "email.unsubscribe",
 ] as const;
 
 export type EmailActivityType = (typeof emailActivityTypes)[number];

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createLinkTokens, type LinkToken, recipientLinks, withRecipientLinks } from "./link-tokens.js";
 
@@ -7,6 +7,7 @@ const tokens = createLinkTokens("a link signing secret of at least 32 characters
 describe("link tokens", () => {
   const samples: LinkToken[] = [
     { kind: "recipient", projectId: randomUUID(), contactId: randomUUID() },
+    { kind: "recipient", projectId: randomUUID(), contactId: randomUUID(), emailId: randomUUID() },
     { kind: "open", projectId: randomUUID(), emailId: randomUUID() },
     { kind: "click", projectId: randomUUID(), emailId: randomUUID(), url: "https://example.com/päth?q=1&r=ü#top" },
   ];
@@ -29,6 +30,33 @@ describe("link tokens", () => {
     for (const junk of ["", "abc", "!!!!", "a".repeat(20_000), text.slice(0, 40)]) expect(tokens.read(junk)).toBeUndefined();
   });
 
+  it("still reads a recipient's link signed before links named their email", () => {
+    // Signed with this secret by the layout of every link sent until then: kind 0x52, project, contact, MAC.
+    const old = "UhEREREiIkMzhERVVVVVVVVmZmZmd3dIiJmZqqqqqqqqgdi3e7TMjcfVmPhS9N8ZYQ";
+    expect(tokens.read(old)).toEqual({
+      kind: "recipient",
+      projectId: "11111111-2222-4333-8444-555555555555",
+      contactId: "66666666-7777-4888-9999-aaaaaaaaaaaa",
+    });
+    expect(
+      tokens.sign({
+        kind: "recipient",
+        projectId: "11111111-2222-4333-8444-555555555555",
+        contactId: "66666666-7777-4888-9999-aaaaaaaaaaaa",
+      }),
+    ).toBe(old);
+  });
+
+  it("refuses a recipient's link whose email id is cut short or lengthened, even correctly signed", () => {
+    const secret = "a link signing secret of at least 32 characters";
+    const signed = (payload: Buffer) =>
+      Buffer.concat([payload, createHmac("sha256", secret).update(payload).digest().subarray(0, 16)]).toString("base64url");
+    const header = Buffer.concat([Buffer.of(0x72), Buffer.alloc(32, 0x11)]);
+    expect(tokens.read(signed(Buffer.concat([header, Buffer.alloc(16, 0x22)])))).toMatchObject({ kind: "recipient" });
+    expect(tokens.read(signed(Buffer.concat([header, Buffer.alloc(15, 0x22)])))).toBeUndefined();
+    expect(tokens.read(signed(Buffer.concat([header, Buffer.alloc(17, 0x22)])))).toBeUndefined();
+  });
+
   it("builds the recipient's three pages at the public URL", () => {
     const projectId = randomUUID();
     const contactId = randomUUID();
@@ -40,6 +68,10 @@ describe("link tokens", () => {
       manageUrl: `https://mail.example.com/manage/${token}`,
     });
     expect(tokens.read(token)).toEqual({ kind: "recipient", projectId, contactId });
+    const emailId = randomUUID();
+    const ofEmail =
+      recipientLinks(tokens, "https://mail.example.com/", projectId, contactId, emailId).unsubscribeUrl.split("/").at(-1) ?? "";
+    expect(tokens.read(ofEmail)).toEqual({ kind: "recipient", projectId, contactId, emailId });
   });
 
   it("writes the recipient's links where a caller rendered markers, every occurrence; an empty marker is not looked for", () => {

@@ -8,14 +8,19 @@ import { createHmac, timingSafeEqual } from "node:crypto";
  * work in an email read years later (RFC 8058 asks the same of List-Unsubscribe).
  *
  * Layout, base64url: kind (1 byte) · project id (16) · subject id (16) · [click: the URL,
- * UTF-8] · HMAC-SHA256 of all that, truncated to 16 bytes.
+ * UTF-8; a recipient's link from an email: that email's id (16)] · HMAC-SHA256 of all
+ * that, truncated to 16 bytes. A recipient's link names the email it came in (its own
+ * kind byte), so that an unsubscribe is counted for that email's campaign; links signed
+ * before they did (no email id) are read as ever.
  */
 export type LinkToken =
-  | { kind: "recipient"; projectId: string; contactId: string }
+  | { kind: "recipient"; projectId: string; contactId: string; emailId?: string }
   | { kind: "open"; projectId: string; emailId: string }
   | { kind: "click"; projectId: string; emailId: string; url: string };
 
 const kindBytes = { recipient: 0x52, open: 0x4f, click: 0x43 } as const;
+/** A recipient's link that names its email. */
+const recipientOfEmailByte = 0x72;
 const macBytes = 16;
 const idBytes = 16;
 const headerBytes = 1 + 2 * idBytes;
@@ -38,8 +43,11 @@ export function createLinkTokens(secret: string): LinkTokens {
   return {
     sign(token) {
       const subject = token.kind === "recipient" ? token.contactId : token.emailId;
-      const parts = [Buffer.of(kindBytes[token.kind]), uuidBytes(token.projectId), uuidBytes(subject)];
+      const ofEmail = token.kind === "recipient" ? token.emailId : undefined;
+      const kind = ofEmail === undefined ? kindBytes[token.kind] : recipientOfEmailByte;
+      const parts = [Buffer.of(kind), uuidBytes(token.projectId), uuidBytes(subject)];
       if (token.kind === "click") parts.push(Buffer.from(token.url, "utf8"));
+      if (ofEmail !== undefined) parts.push(uuidBytes(ofEmail));
       const payload = Buffer.concat(parts);
       return Buffer.concat([payload, macOf(payload)]).toString("base64url");
     },
@@ -56,6 +64,8 @@ export function createLinkTokens(secret: string): LinkTokens {
       switch (payload[0]) {
         case kindBytes.recipient:
           return rest.length === 0 ? { kind: "recipient", projectId, contactId: subject } : undefined;
+        case recipientOfEmailByte:
+          return rest.length === idBytes ? { kind: "recipient", projectId, contactId: subject, emailId: uuidOf(rest) } : undefined;
         case kindBytes.open:
           return rest.length === 0 ? { kind: "open", projectId, emailId: subject } : undefined;
         case kindBytes.click:
@@ -78,9 +88,12 @@ export function withRecipientLinks(text: string, markers: Record<keyof Recipient
   return out;
 }
 
-/** The recipient's links at the gateway's public URL (the Liquid variables unsubscribeUrl, subscribeUrl, manageUrl). */
-export function recipientLinks(tokens: LinkTokens, publicUrl: string, projectId: string, contactId: string) {
-  const token = tokens.sign({ kind: "recipient", projectId, contactId });
+/**
+ * The recipient's links at the gateway's public URL (the Liquid variables unsubscribeUrl, subscribeUrl, manageUrl),
+ * naming the email they go in when it is given.
+ */
+export function recipientLinks(tokens: LinkTokens, publicUrl: string, projectId: string, contactId: string, emailId?: string) {
+  const token = tokens.sign({ kind: "recipient", projectId, contactId, ...(emailId === undefined ? {} : { emailId }) });
   const base = publicUrl.replace(/\/+$/, "");
   return {
     unsubscribeUrl: `${base}/unsubscribe/${token}`,

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { validationFailed } from "@herald/errors";
 import { createCache } from "@herald/platform";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
@@ -121,8 +121,10 @@ export function createSends(deps: {
           source: ContactSource.SEND,
         });
         if (!contact) throw new Error("the contacts service answered an upsert without a contact");
+        // Chosen before the render: the recipient's links in the body name their email.
+        const emailId = randomUUID();
         let rendered: { subject: string; body: string };
-        const links = recipientLinks(deps.links, deps.publicUrl, projectId, contact.id);
+        const links = recipientLinks(deps.links, deps.publicUrl, projectId, contact.id, emailId);
         const renderStart = performance.now();
         try {
           rendered = renderer.render(
@@ -160,6 +162,7 @@ export function createSends(deps: {
           throw failed("attachments", "make the message larger than 40 MB", "too_big");
         }
         inputs.push({
+          id: emailId,
           ...(request.idempotencyKey ? { idempotencyKey: `${request.idempotencyKey}:${index}` } : {}),
           contactId: contact.id,
           to: recipient,

@@ -3,7 +3,7 @@ import { DomainError } from "@herald/errors";
 import { createLoadingCache } from "@herald/platform";
 import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import type { Db } from "../db/client.js";
-import { emailExists, findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
+import { emailExists, findEmailFacts, findTrackingMode, recordEngagement, saveTrackingMode } from "../db/engagement.js";
 import { requireProjectId } from "../domain/ids.js";
 import { writeEmailActivity } from "../events/email-activity-outbox.js";
 import type { LinkToken, LinkTokens } from "../links/link-tokens.js";
@@ -25,8 +25,9 @@ const linkNotFound = () => new DomainError("not-found", "LINK_NOT_FOUND", "This 
  * What the links of an email do when followed: opens and clicks are recorded on the email
  * (status moved forward, an email.open / email.click event written with it), and the
  * recipient's pages read and change the contact's subscription through the contacts
- * service. And each project's tracking mode, which decides whether an email gets links
- * and a pixel at all.
+ * service; an unsubscribe through a link that names its email is recorded on that email
+ * (email.unsubscribe, which counts for its campaign). And each project's tracking mode,
+ * which decides whether an email gets links and a pixel at all.
  */
 export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Client<typeof ContactsService>; nudgeOutbox: () => void }) {
   const { db, tokens, contacts } = deps;
@@ -70,6 +71,26 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
     }
   }
 
+  /**
+   * An unsubscribe the email's link made: email.unsubscribe on the email, when the contact was subscribed
+   * until then (a repeated unsubscribe, or one of a contact already unsubscribed otherwise, records nothing).
+   */
+  async function unsubscribe(link: Extract<LinkToken, { kind: "recipient" }>): Promise<Recipient> {
+    if (link.emailId === undefined) return recipientOf(link, false);
+    const { emailId } = link;
+    const before = await recipientOf(link);
+    const after = await recipientOf(link, false);
+    if (!before.subscribed || after.subscribed) return after;
+    const written = await db.$transaction(async (tx) => {
+      const email = await findEmailFacts(tx, link.projectId, emailId);
+      if (!email) return false;
+      await writeEmailActivity(tx, "email.unsubscribe", email);
+      return true;
+    });
+    if (written) deps.nudgeOutbox();
+    return after;
+  }
+
   return {
     /** Never fails on a bad token: the pixel answers the same whatever it was given. */
     async recordOpen(token: string): Promise<void> {
@@ -96,7 +117,8 @@ export function createTracking(deps: { db: Db; tokens: LinkTokens; contacts: Cli
 
     getRecipient: (token: string): Promise<Recipient> => recipientOf(read(token, "recipient")),
 
-    setSubscription: (token: string, subscribed: boolean): Promise<Recipient> => recipientOf(read(token, "recipient"), subscribed),
+    setSubscription: (token: string, subscribed: boolean): Promise<Recipient> =>
+      subscribed ? recipientOf(read(token, "recipient"), true) : unsubscribe(read(token, "recipient")),
 
     modeOf: (projectId: string): Promise<TrackingMode> => modes.get(projectId),
 
