@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { errorDetailOf } from "@herald/errors";
 import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
 import type { AudienceSchema, SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { CampaignEmailOutcome, type CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
@@ -39,6 +40,14 @@ export interface FanOutOptions {
 /** A campaign that cannot go on (its Liquid or its audience is gone): it ends CANCELLED with this reason. */
 class FanOutStopped extends Error {
   override readonly name = "FanOutStopped";
+
+  /** keepQueued: the emails already enqueued go out (a stop at the billing cap); otherwise they are withdrawn. */
+  constructor(
+    message: string,
+    readonly keepQueued = false,
+  ) {
+    super(message);
+  }
 }
 
 function audienceOf(row: CampaignRow): MessageInitShape<typeof AudienceSchema>["kind"] {
@@ -150,6 +159,10 @@ export function createFanOut(deps: {
       if (error instanceof ConnectError && (error.code === Code.NotFound || error.code === Code.InvalidArgument)) {
         throw new FanOutStopped(`The audience cannot be read: ${error.rawMessage}`);
       }
+      // Delivery refused the batch: the project's monthly campaign cap is reached. What it accepted before stays queued.
+      if (error instanceof ConnectError && errorDetailOf(error)?.code === "BILLING_LIMIT_REACHED") {
+        throw new FanOutStopped(`Stopped at the billing cap: ${error.rawMessage}`, true);
+      }
       throw error;
     }
     await finishFanOut(db, row.id);
@@ -182,7 +195,7 @@ export function createFanOut(deps: {
         } catch (error) {
           if (!(error instanceof FanOutStopped)) throw error;
           logger.warn({ campaignId: claimed.id, reason: error.message }, "campaign stopped");
-          await stopCampaign(db, claimed.id, error.message);
+          await stopCampaign(db, claimed.id, error.message, { keepQueued: error.keepQueued });
         }
       }
       await completeSent();

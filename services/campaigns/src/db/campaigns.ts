@@ -113,10 +113,20 @@ export async function markSent(db: Db, id: string): Promise<void> {
 }
 
 /** Stops a campaign for a reason of the platform's (its audience is gone, say): CANCELLED with the reason shown. */
-export async function stopCampaign(db: Db, id: string, reason: string): Promise<void> {
+/**
+ * CANCELLED with the reason shown as stopReason. Its queued emails are withdrawn (unwithdrawnCampaigns), unless
+ * `keepQueued`: then there is nothing to withdraw, and withdrawnAt says so at once.
+ */
+export async function stopCampaign(db: Db, id: string, reason: string, options: { keepQueued?: boolean } = {}): Promise<void> {
   await db.campaign.updateMany({
     where: { id, status: { in: ["SCHEDULED", "SENDING"] } },
-    data: { status: "CANCELLED", stopReason: reason, fanoutOwner: null, fanoutLeaseUntil: null },
+    data: {
+      status: "CANCELLED",
+      stopReason: reason,
+      fanoutOwner: null,
+      fanoutLeaseUntil: null,
+      ...(options.keepQueued ? { withdrawnAt: new Date() } : {}),
+    },
   });
 }
 
