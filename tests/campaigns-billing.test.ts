@@ -1,4 +1,4 @@
-import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
+import { testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { CampaignJson } from "./campaigns.test.js";
 import { verifiedDomain } from "./support/domains.js";
@@ -8,17 +8,6 @@ const { stack, dns: dnsServer, smtp } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
-
-/** Polls every 300 ms until `check` answers, or fails after `timeoutMs`. */
-async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-}
 
 /**
  * A campaign whose emails delivery refuses because the project reached its monthly CAMPAIGN cap
@@ -58,11 +47,15 @@ describe("campaigns at the billing cap", () => {
       expect(created.status).toBe(201);
       const id = created.body.data.id;
       expect((await call("POST", `/campaigns/${id}/send`, { key: project.secretKey, body: {} })).status).toBe(200);
-      const done = await eventually(async () => {
-        const campaign = (await call<CampaignJson>("GET", `/campaigns/${id}`, { key: project.secretKey })).body;
-        return ["SENT", "CANCELLED"].includes(campaign.status) ? campaign : undefined;
-      });
-      if (done.status === "CANCELLED") stopped = done;
+      let campaign: CampaignJson | undefined;
+      await waitUntil(
+        async () => {
+          campaign = (await call<CampaignJson>("GET", `/campaigns/${id}`, { key: project.secretKey })).body;
+          return ["SENT", "CANCELLED"].includes(campaign.status);
+        },
+        { timeoutMs: 60_000 },
+      );
+      if (campaign?.status === "CANCELLED") stopped = campaign;
     }
     if (!stopped) throw new Error("no campaign was stopped within 90 s of the cap");
     expect(stopped.stopReason).toMatch(/billing cap.*monthly campaigns cap of 0 emails is reached/);

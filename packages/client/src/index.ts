@@ -35,8 +35,10 @@ export interface HeraldClientOptions {
  * (the envelope) otherwise; it rejects only when no answer came (network).
  */
 export function createHeraldClient(options: HeraldClientOptions): HeraldClient {
+  let baseUrl = options.baseUrl;
+  while (baseUrl.endsWith("/")) baseUrl = baseUrl.slice(0, -1);
   return createClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    baseUrl,
     headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : undefined,
     credentials: options.credentials,
     fetch: options.fetch,

@@ -13,6 +13,21 @@ export function Page(props: { title: string; actions?: ReactNode; children: Reac
   );
 }
 
+/** A table's column headings. */
+export function Headings(props: { names: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {props.names.map((name, index) => (
+          <th key={name || index} scope="col">
+            {name}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 export function ErrorNote(props: { error: string | undefined }) {
   if (!props.error) return null;
   return (

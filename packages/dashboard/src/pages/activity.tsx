@@ -1,6 +1,6 @@
 import { lazy, Suspense } from "react";
 import { api, orThrow } from "../api";
-import { formatDate, Loading, Page, percent } from "../components/ui";
+import { formatDate, Headings, Loading, Page, percent } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -25,14 +25,7 @@ export default function Activity(_: PageProps) {
         <section aria-labelledby="top-campaigns">
           <h2 id="top-campaigns">Top campaigns</h2>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Campaign</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Opened</th>
-                <th scope="col">Clicked</th>
-              </tr>
-            </thead>
+            <Headings names={["Campaign", "Sent", "Opened", "Clicked"]} />
             <tbody>
               {topCampaigns.data?.data.map((campaign) => (
                 <tr key={campaign.campaignId}>
@@ -50,12 +43,7 @@ export default function Activity(_: PageProps) {
         <section aria-labelledby="top-events">
           <h2 id="top-events">Top events</h2>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Count</th>
-              </tr>
-            </thead>
+            <Headings names={["Event", "Count"]} />
             <tbody>
               {topEvents.data?.events.map((event) => (
                 <tr key={event.name}>
@@ -70,14 +58,7 @@ export default function Activity(_: PageProps) {
       <h2>Feed</h2>
       <Loading loading={feed.loading && !feed.data} error={feed.error} />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Type</th>
-            <th scope="col">Recipient</th>
-            <th scope="col">Category</th>
-          </tr>
-        </thead>
+        <Headings names={["When", "Type", "Recipient", "Category"]} />
         <tbody>
           {feed.data?.data.map((item) => (
             <tr key={item.id}>

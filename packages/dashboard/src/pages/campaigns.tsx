@@ -1,7 +1,7 @@
 import { lazy, Suspense, useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
-import { ActionButton, ActionForm, Choice, Field, formatDate, Loading, Page, percent, Select } from "../components/ui";
+import { ActionButton, ActionForm, Choice, Field, formatDate, Headings, Loading, Page, percent, Select } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
@@ -46,14 +46,7 @@ function CampaignList() {
       />
       <Loading loading={list.loading && !list.data} error={list.error} />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Recipients</th>
-            <th scope="col">Scheduled for</th>
-          </tr>
-        </thead>
+        <Headings names={["Name", "Status", "Recipients", "Scheduled for"]} />
         <tbody>
           {list.data?.data.map((campaign) => (
             <tr key={campaign.id}>

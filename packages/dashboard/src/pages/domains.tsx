@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, CopyButton, Field, formatDate, Loading, Page } from "../components/ui";
+import { ActionButton, ActionForm, CopyButton, Field, formatDate, Headings, Loading, Page } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -34,14 +34,7 @@ export default function Domains({ project }: PageProps) {
           </h2>
           <p className="hint">Checked {formatDate(each.checkedAt)}</p>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Name</th>
-                <th scope="col">Value</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
+            <Headings names={["Type", "Name", "Value", "Status"]} />
             <tbody>
               {each.records.map((record) => (
                 <tr key={`${record.type}-${record.name}`}>

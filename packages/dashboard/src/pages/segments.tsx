@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
-import { ActionButton, ActionForm, Field, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, Field, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -13,14 +13,7 @@ export default function Segments(_: PageProps) {
     <Page title="Segments">
       <Loading loading={list.loading && !list.data} error={list.error} />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Members</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
+        <Headings names={["Name", "Type", "Members", "Actions"]} />
         <tbody>
           {list.data?.map((segment) => (
             <tr key={segment.id}>

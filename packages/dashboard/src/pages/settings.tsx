@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, orThrow, setCurrentProject } from "../api";
-import { ActionButton, ActionForm, CopyButton, Field, Loading, Page, Select, TypedConfirm } from "../components/ui";
+import { ActionButton, ActionForm, CopyButton, Field, Headings, Loading, Page, Select, TypedConfirm } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -135,13 +135,7 @@ function Billing(props: { projectId: string }) {
       <h2 id="billing">Billing</h2>
       {consumption.data ? (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Category</th>
-              <th scope="col">This period</th>
-              <th scope="col">Cap</th>
-            </tr>
-          </thead>
+          <Headings names={["Category", "This period", "Cap"]} />
           <tbody>
             {categories.map((category) => (
               <tr key={category}>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { api, messageOf, orThrow } from "../api";
-import { ActionButton, ActionForm, ErrorNote, Field, formatDate, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, ErrorNote, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
@@ -40,14 +40,7 @@ function TemplateList() {
       />
       <Loading loading={list.loading && !list.data} error={list.error} />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Type</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
+        <Headings names={["Name", "Subject", "Type", "Updated"]} />
         <tbody>
           {list.data?.data.map((template) => (
             <tr key={template.id}>

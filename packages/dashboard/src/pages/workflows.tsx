@@ -1,6 +1,6 @@
 import { type PointerEvent, useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, Choice, Field, formatDate, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, Choice, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
@@ -43,13 +43,7 @@ function WorkflowList() {
     <Page title="Workflows">
       <Loading loading={list.loading && !list.data} error={list.error} />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Trigger</th>
-            <th scope="col">Enabled</th>
-          </tr>
-        </thead>
+        <Headings names={["Name", "Trigger", "Enabled"]} />
         <tbody>
           {list.data?.map((workflow) => (
             <tr key={workflow.id}>
@@ -309,14 +303,7 @@ function Executions(props: { workflowId: string }) {
         }}
       />
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Contact</th>
-            <th scope="col">Status</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
+        <Headings names={["Started", "Contact", "Status", "Actions"]} />
         <tbody>
           {(list.data?.data as { id: string; contactId: string; status: string; startedAt?: string }[] | undefined)?.map((execution) => (
             <tr key={execution.id}>
