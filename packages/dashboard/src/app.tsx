@@ -5,18 +5,30 @@ import { useLoad } from "./hooks";
 import { AuthScreen } from "./pages/auth";
 import { navigate, useRoute } from "./router";
 
-const pages = {
-  overview: lazy(() => import("./pages/overview")),
-  contacts: lazy(() => import("./pages/contacts")),
-  templates: lazy(() => import("./pages/templates")),
-  segments: lazy(() => import("./pages/segments")),
-  campaigns: lazy(() => import("./pages/campaigns")),
-  workflows: lazy(() => import("./pages/workflows")),
-  domains: lazy(() => import("./pages/domains")),
-  activity: lazy(() => import("./pages/activity")),
-  settings: lazy(() => import("./pages/settings")),
+const pageLoaders = {
+  overview: () => import("./pages/overview"),
+  contacts: () => import("./pages/contacts"),
+  templates: () => import("./pages/templates"),
+  segments: () => import("./pages/segments"),
+  campaigns: () => import("./pages/campaigns"),
+  workflows: () => import("./pages/workflows"),
+  domains: () => import("./pages/domains"),
+  activity: () => import("./pages/activity"),
+  settings: () => import("./pages/settings"),
 };
-type PageName = keyof typeof pages;
+type PageName = keyof typeof pageLoaders;
+const pages = Object.fromEntries(Object.entries(pageLoaders).map(([name, load]) => [name, lazy(load)])) as {
+  [name in PageName]: ReturnType<typeof lazy>;
+};
+
+// The first screen needs the user, the projects and its page's code: all three start with the page, not one after another.
+const firstPage = window.location.hash.replace(/^#\/?/, "").split(/[/?]/)[0] as PageName;
+void (pageLoaders[firstPage] ?? pageLoaders.overview)();
+let earlyProjects: ReturnType<typeof fetchProjects> | undefined = fetchProjects();
+
+function fetchProjects() {
+  return api.GET("/users/@me/projects");
+}
 const navigation: [PageName, string][] = [
   ["overview", "Overview"],
   ["contacts", "Contacts"],
@@ -62,7 +74,12 @@ interface User {
 }
 
 function Workspace(props: { user: User; route: string[]; onSignedOut: () => void }) {
-  const projects = useLoad(async () => orThrow(await api.GET("/users/@me/projects")).data, []);
+  const projects = useLoad(async () => {
+    // Signed out when the page started, the early answer was a 401: ask again now.
+    const early = await earlyProjects;
+    earlyProjects = undefined;
+    return orThrow(early?.response.ok ? early : await fetchProjects()).data;
+  }, []);
   const [projectId, setProjectId] = useState<string>();
   useEffect(() => {
     const list = projects.data ?? [];
