@@ -133,14 +133,17 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
       });
       await postgres.stop();
       // Away: requests are refused with 503, every service is not ready, and stays alive.
+      let away: Record<string, ServingStatus> = {};
       await waitUntil(
         async () => {
           const statuses = await Promise.all(services.map((name) => statusOf(name, "")));
+          away = Object.fromEntries(services.map((name, index) => [name, statuses[index] ?? ServingStatus.UNKNOWN]));
           return outcomes.some((outcome) => outcome.status === 503) && statuses.every((status) => status === ServingStatus.NOT_SERVING);
         },
         {
-          timeoutMs: 60_000,
-          describe: () => `no 503, or a service still ready: ${JSON.stringify(outcomes.slice(-3))}`,
+          timeoutMs: 90_000,
+          describe: () =>
+            `no 503, or a service still ready (readiness by service: ${JSON.stringify(away)}; ${ServingStatus.SERVING} is SERVING, ${ServingStatus.UNKNOWN} no answer): ${JSON.stringify(outcomes.slice(-3))}\n${services.map((name) => `${name}: ${stack.processes[name]?.output().slice(-3000) ?? ""}`).join("\n")}`,
         },
       );
       for (const name of services) expect(await statusOf(name, "liveness"), name).toBe(ServingStatus.SERVING);

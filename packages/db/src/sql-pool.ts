@@ -18,3 +18,24 @@ export function createSqlPool(
   pool.on("error", onError);
   return pool;
 }
+
+/**
+ * Runs `work` on a connection of its own from the pool (a transaction's statements), and gives it back. While checked
+ * out, a connection has no listener of the pool's: one the server drops between two statements would raise an
+ * unhandled 'error' and end the process. Here it only fails the statement in progress or the next one, and the pool
+ * discards the connection.
+ */
+export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onError);
+  try {
+    return await work(client);
+  } finally {
+    client.off("error", onError);
+    client.release(lost);
+  }
+}

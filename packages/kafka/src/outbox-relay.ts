@@ -1,3 +1,4 @@
+import { withConnection } from "@herald/db";
 import { createBackgroundLoop } from "@herald/platform";
 import type { Producer, TopicMessages } from "kafkajs";
 import type pg from "pg";
@@ -44,37 +45,36 @@ export function createOutboxRelay(options: {
   let connected = false;
 
   async function publishBatch(): Promise<number> {
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      const lock = await client.query<{ locked: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked",
-      );
-      const rows = lock.rows[0]?.locked
-        ? (
-            await client.query<StoredOutboxRow>({
-              name: "herald_outbox_batch",
-              text: "SELECT event_id::text AS event_id, topic, key, payload, headers FROM outbox_events ORDER BY id LIMIT $1",
-              values: [batchSize],
-            })
-          ).rows
-        : [];
-      if (rows.length > 0) {
-        if (!connected) {
-          await producer.connect();
-          connected = true;
+    return withConnection(pool, async (client) => {
+      try {
+        await client.query("BEGIN");
+        const lock = await client.query<{ locked: boolean }>(
+          "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked",
+        );
+        const rows = lock.rows[0]?.locked
+          ? (
+              await client.query<StoredOutboxRow>({
+                name: "herald_outbox_batch",
+                text: "SELECT event_id::text AS event_id, topic, key, payload, headers FROM outbox_events ORDER BY id LIMIT $1",
+                values: [batchSize],
+              })
+            ).rows
+          : [];
+        if (rows.length > 0) {
+          if (!connected) {
+            await producer.connect();
+            connected = true;
+          }
+          await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(rows) });
+          await client.query("DELETE FROM outbox_events WHERE event_id = ANY($1::uuid[])", [rows.map((row) => row.event_id)]);
         }
-        await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(rows) });
-        await client.query("DELETE FROM outbox_events WHERE event_id = ANY($1::uuid[])", [rows.map((row) => row.event_id)]);
+        await client.query("COMMIT");
+        return rows.length;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
       }
-      await client.query("COMMIT");
-      return rows.length;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   const loop = createBackgroundLoop({

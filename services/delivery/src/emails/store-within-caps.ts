@@ -1,3 +1,4 @@
+import { withConnection } from "@herald/db";
 import type pg from "pg";
 import { insertEmails, type NewEmailRow } from "../db/emails.js";
 import { capStandings, lockCapStandings, storedIdempotencyKeys } from "../db/monthly-usage.js";
@@ -38,40 +39,39 @@ export async function storeWithinCaps(pool: pg.Pool, calls: ReadonlyArray<readon
   const capped = [...(await capStandings(pool, pairs)).keys()];
   if (capped.length === 0) return splitByCall(calls, await insertEmails(pool, calls.flat()));
 
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const standings: Map<string, CapStanding> = await lockCapStandings(
-      client,
-      pairs.filter((pair) => capped.includes(`${pair.projectId} ${pair.category}`)),
-    );
-    const answers: Array<StoredOrRefused | undefined> = [];
-    const granted: Array<readonly NewEmailRow[]> = [];
-    for (const rows of calls) {
-      let wanted = wantedOf(rows);
-      let exceeded = exceededBy(wanted, standings);
-      if (exceeded) {
-        wanted = await newlyWanted(client, rows);
-        exceeded = exceededBy(wanted, standings);
+  return withConnection(pool, async (client) => {
+    try {
+      await client.query("BEGIN");
+      const standings: Map<string, CapStanding> = await lockCapStandings(
+        client,
+        pairs.filter((pair) => capped.includes(`${pair.projectId} ${pair.category}`)),
+      );
+      const answers: Array<StoredOrRefused | undefined> = [];
+      const granted: Array<readonly NewEmailRow[]> = [];
+      for (const rows of calls) {
+        let wanted = wantedOf(rows);
+        let exceeded = exceededBy(wanted, standings);
+        if (exceeded) {
+          wanted = await newlyWanted(client, rows);
+          exceeded = exceededBy(wanted, standings);
+        }
+        if (exceeded) {
+          answers.push({ exceeded });
+          continue;
+        }
+        spend(wanted, standings);
+        answers.push(undefined);
+        granted.push(rows);
       }
-      if (exceeded) {
-        answers.push({ exceeded });
-        continue;
-      }
-      spend(wanted, standings);
-      answers.push(undefined);
-      granted.push(rows);
+      const stored = granted.length === 0 ? [] : splitByCall(granted, await insertEmails(client, granted.flat()));
+      await client.query("COMMIT");
+      let next = 0;
+      return answers.map((answer) => answer ?? (stored[next++] as StoredOrRefused));
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
     }
-    const stored = granted.length === 0 ? [] : splitByCall(granted, await insertEmails(client, granted.flat()));
-    await client.query("COMMIT");
-    let next = 0;
-    return answers.map((answer) => answer ?? (stored[next++] as StoredOrRefused));
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 function splitByCall<T>(calls: ReadonlyArray<readonly unknown[]>, results: T[]): T[][] {
