@@ -62,6 +62,7 @@ describe("PostgreSQL restarts under /v1/track and /v1/send load", () => {
         DNS_TIMEOUT_MS: "500",
         PASSWORD_SCRYPT_LOG_N: "14",
         RATE_LIMIT_PER_MINUTE: "1000000",
+        PUBLIC_KEY_RATE_PER_MINUTE: "1000000",
         SEND_RETRY_BASE_MS: "500",
         SEND_RETRY_MAX_MS: "2000",
       },
