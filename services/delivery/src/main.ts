@@ -12,7 +12,6 @@ import {
   startTelemetry,
 } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
-import { createRenderer } from "@herald/rendering";
 import pg from "pg";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
@@ -34,6 +33,7 @@ import { createReceivingDomains } from "./inbound/receiving-domains.js";
 import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
+import { createRenderPool } from "./rendering/render-pool.js";
 import { createDomainCheck } from "./sending-domains/domain-check.js";
 import { createDomains } from "./sending-domains/domains.js";
 import { createVerifiedSenderCache } from "./sending-domains/sender-domain.js";
@@ -125,8 +125,8 @@ try {
   observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
-  const renderer = createRenderer();
-  const templates = createTemplates({ db, renderer });
+  const renders = createRenderPool(config.SEND_RENDER_THREADS);
+  const templates = createTemplates({ db, renders });
   const provider = config.ses
     ? createSesProvider({ ...config.ses, sendTimeoutMs: config.SEND_TIMEOUT_MS, buildThreads: config.SEND_BUILD_THREADS })
     : config.SMTP_URL
@@ -190,7 +190,7 @@ try {
   });
   const sends = createSends({
     db,
-    renderer,
+    renders,
     templates,
     emails,
     upsertContact,
@@ -273,6 +273,7 @@ try {
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
+    () => renders.close(),
     async () => {
       await inbound?.close();
     },

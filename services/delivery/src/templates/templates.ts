@@ -1,5 +1,5 @@
 import { DomainError, validationFailed } from "@herald/errors";
-import { liquidFailure, type Renderer, type RenderVariables, TemplateError } from "@herald/rendering";
+import { liquidFailure, type RenderVariables } from "@herald/rendering";
 import type { Db } from "../db/client.js";
 import {
   deleteTemplate,
@@ -19,6 +19,7 @@ import {
   type TemplateFieldsInput,
   type TemplateType,
 } from "../domain/template-fields.js";
+import type { RenderPool } from "../rendering/render-pool.js";
 import { requireVerifiedSenderDomain } from "../sending-domains/sender-domain.js";
 
 export type Templates = ReturnType<typeof createTemplates>;
@@ -50,8 +51,8 @@ const previewRenderMs = 500;
 
 const templateNotFound = () => new DomainError("not-found", "TEMPLATE_NOT_FOUND", "Template not found");
 
-export function createTemplates(deps: { db: Db; renderer: Renderer }) {
-  const { db, renderer } = deps;
+export function createTemplates(deps: { db: Db; renders: RenderPool }) {
+  const { db, renders } = deps;
 
   async function find(projectId: string, id: string): Promise<TemplateRow> {
     const row = isId(id) ? await findTemplate(db, requireProjectId(projectId), id) : null;
@@ -66,7 +67,7 @@ export function createTemplates(deps: { db: Db; renderer: Renderer }) {
       const first = violations[0];
       throw validationFailed(first ? `Invalid ${first.field}: it ${first.message}` : "Validation failed", violations);
     }
-    const problems = renderer.validate({ subject: fields.subject, body: fields.body });
+    const problems = await renders.validate({ subject: fields.subject, body: fields.body });
     if (problems.length > 0) throw liquidFailure(problems);
     if (fields.from) await requireVerifiedSenderDomain(db, projectId, fields.from.domain);
     return fields;
@@ -158,18 +159,17 @@ export function createTemplates(deps: { db: Db; renderer: Renderer }) {
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
       const source = { subject: fields.subject as string, body: fields.body as string };
-      const problems = renderer.validate(source);
+      const problems = await renders.validate(source);
       if (problems.length > 0) throw liquidFailure(problems);
-      try {
-        return renderer.render(
-          source,
-          { data: input.data, contact: input.contact, unsubscribeUrl: "#unsubscribe", subscribeUrl: "#subscribe", manageUrl: "#manage" },
-          { timeMs: previewRenderMs },
-        );
-      } catch (error) {
-        if (error instanceof TemplateError) throw liquidFailure([error.problem]);
-        throw error;
-      }
+      const outcome = await renders.render(
+        source,
+        [{ data: input.data, contact: input.contact, unsubscribeUrl: "#unsubscribe", subscribeUrl: "#subscribe", manageUrl: "#manage" }],
+        previewRenderMs,
+      );
+      if ("failed" in outcome) throw liquidFailure([outcome.failed.problem]);
+      const [rendered] = outcome.rendered;
+      if (!rendered) throw new Error("the render threads answered no render");
+      return rendered;
     },
 
     /** A copy with a new id and "<name> (copy)"; the sender is copied as is, verified or not since. */

@@ -8,7 +8,6 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
-import { createRenderer } from "@herald/rendering";
 import {
   createTestDatabase,
   type PublishedEvent,
@@ -27,6 +26,7 @@ import { createSesNotifications } from "../feedback/ses-notifications.js";
 import { createLinkTokens } from "../links/link-tokens.js";
 import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
+import { createRenderPool } from "../rendering/render-pool.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../sending-domains/dkim-keys.js";
 import { createDomains } from "../sending-domains/domains.js";
 import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";
@@ -105,11 +105,11 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       for (const dispatcher of dispatchers) dispatcher.nudge();
     },
   });
-  const renderer = createRenderer();
+  const renders = createRenderPool(0);
   // SendEmail and the recipient pages need the contacts service, which this harness does not run: the e2e tests cover them.
   const contacts = createRpcClient(ContactsService, { baseUrl: "http://127.0.0.1:9", retries: 0 });
   const tokens = createLinkTokens("delivery harness link signing secret, 32+ characters");
-  const templates = createTemplates({ db, renderer });
+  const templates = createTemplates({ db, renders });
   // Never trusted (no listener): every send asks the database.
   const verifiedSenders = createVerifiedSenderCache(db);
   const sns = createSnsSigner();
@@ -131,7 +131,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     emails,
     sends: createSends({
       db,
-      renderer,
+      renders,
       templates,
       emails,
       upsertContact: createContactUpserts(contacts),

@@ -1,0 +1,44 @@
+import type { RenderVariables, TemplateProblem, TemplateSource } from "@herald/rendering";
+import { Piscina } from "piscina";
+import { type RenderOutcome, type RenderTask, runRenderTask, type ValidateTask } from "./render-thread.js";
+
+export type { RenderFailure, RenderOutcome } from "./render-thread.js";
+
+/**
+ * Where Liquid is parsed and rendered. A render is synchronous and may take up to its budget (a second
+ * for a send's recipients together): on the event loop it would hold every other tenant's sends, click
+ * redirects and unsubscribe pages meanwhile (issue 20). In threads it holds one thread.
+ */
+export interface RenderPool {
+  /** Every problem of the parts given; an empty list when both parse. */
+  validate(source: Partial<TemplateSource>): Promise<TemplateProblem[]>;
+  /** Renders the source for each recipient in turn, within `timeMs` for all of them together. */
+  render(source: TemplateSource, recipients: RenderVariables[], timeMs: number): Promise<RenderOutcome>;
+  /** Lets the renders under way finish, then stops the threads. */
+  close(): Promise<void>;
+}
+
+// Compiled, the entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
+const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./render-thread.ts" : "./render-thread.js", import.meta.url);
+
+/** `threads` worker threads (piscina), or with 0 the calling thread (unit tests). */
+export function createRenderPool(threads: number): RenderPool {
+  if (threads === 0) {
+    return {
+      validate: async (source) => runRenderTask({ kind: "validate", source }),
+      render: async (source, recipients, timeMs) => runRenderTask({ kind: "render", source, recipients, timeMs }),
+      async close() {},
+    };
+  }
+  const pool = new Piscina<ValidateTask | RenderTask, TemplateProblem[] | RenderOutcome>({
+    filename: threadEntry.href,
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: Number.POSITIVE_INFINITY,
+  });
+  return {
+    validate: async (source) => (await pool.run({ kind: "validate", source })) as TemplateProblem[],
+    render: async (source, recipients, timeMs) => (await pool.run({ kind: "render", source, recipients, timeMs })) as RenderOutcome,
+    close: () => pool.close(),
+  };
+}

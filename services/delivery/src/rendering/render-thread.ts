@@ -1,0 +1,89 @@
+import { createHash } from "node:crypto";
+import {
+  type CompiledTemplate,
+  createRenderer,
+  type RenderedTemplate,
+  type RenderVariables,
+  TemplateError,
+  type TemplateProblem,
+  type TemplateSource,
+} from "@herald/rendering";
+import { LRUCache } from "lru-cache";
+
+// This module is also the entry of the render threads (render-pool.ts). It imports packages only and its
+// TypeScript is all erasable, so that a thread can load it as it is where nothing was compiled (tests).
+
+/** Checks a template's parts, as a template's create and update and a send do before anything is written. */
+export interface ValidateTask {
+  kind: "validate";
+  source: Partial<TemplateSource>;
+}
+
+/** Renders one source for each recipient in turn, all of them within `timeMs`. */
+export interface RenderTask {
+  kind: "render";
+  source: TemplateSource;
+  recipients: RenderVariables[];
+  timeMs: number;
+}
+
+export type RenderFailure = {
+  /** The recipient whose render failed. */
+  index: number;
+  problem: TemplateProblem;
+  /** The renders together used up the task's `timeMs` (rather than one render hitting the sandbox's own limit). */
+  outOfTime: boolean;
+};
+
+export type RenderOutcome = { rendered: RenderedTemplate[] } | { failed: RenderFailure };
+
+/** Compiled templates kept per thread: a busy sender renders the same few sources over and over. */
+const compiledCacheSize = 500;
+
+const renderer = createRenderer();
+const compiled = new LRUCache<string, CompiledTemplate>({ max: compiledCacheSize });
+
+function compile(source: TemplateSource): CompiledTemplate {
+  const key = createHash("sha256").update(source.subject).update("\0").update(source.body).digest("base64");
+  const cached = compiled.get(key);
+  if (cached) return cached;
+  const template = renderer.compile(source);
+  compiled.set(key, template);
+  return template;
+}
+
+/** Every problem of the parts given; a whole source that parses is kept compiled for the render that follows. */
+function validate(source: Partial<TemplateSource>): TemplateProblem[] {
+  if (source.subject === undefined || source.body === undefined) return renderer.validate(source);
+  try {
+    compile({ subject: source.subject, body: source.body });
+    return [];
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    return renderer.validate(source);
+  }
+}
+
+function render({ source, recipients, timeMs }: RenderTask): RenderOutcome {
+  const started = performance.now();
+  const rendered: RenderedTemplate[] = [];
+  for (const [index, variables] of recipients.entries()) {
+    try {
+      rendered.push(renderer.render(compile(source), variables, { timeMs: timeMs - (performance.now() - started) }));
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      const outOfTime = error.problem.kind === "limit" && performance.now() - started >= timeMs;
+      return { failed: { index, problem: error.problem, outOfTime } };
+    }
+  }
+  return { rendered };
+}
+
+/** A task run where it is given: in a render thread, or on the calling thread when there are none. */
+export function runRenderTask(task: ValidateTask): TemplateProblem[];
+export function runRenderTask(task: RenderTask): RenderOutcome;
+export function runRenderTask(task: ValidateTask | RenderTask): TemplateProblem[] | RenderOutcome {
+  return task.kind === "validate" ? validate(task.source) : render(task);
+}
+
+export default runRenderTask;
