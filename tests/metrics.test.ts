@@ -217,6 +217,7 @@ describe("delivery's send-queue metrics", () => {
     const empty = await scrape(metricsUrl);
     expect(empty.value("herald_email_queue_depth", { state: "due" })).toBe(0);
     expect(empty.value("herald_email_queue_oldest_due_age_seconds")).toBe(0);
+    expect(empty.value("herald_render_tasks_waiting")).toBe(0);
 
     const transport = createRpcTransport({ baseUrl: url, timeoutMs: 30_000 });
     const domains = createClient(DomainsService, transport);

@@ -33,7 +33,7 @@ import { createReceivingDomains } from "./inbound/receiving-domains.js";
 import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
-import { createRenderPool } from "./rendering/render-pool.js";
+import { createRenderPool, observeRenderPool } from "./rendering/render-pool.js";
 import { createDomainCheck } from "./sending-domains/domain-check.js";
 import { createDomains } from "./sending-domains/domains.js";
 import { createVerifiedSenderCache } from "./sending-domains/sender-domain.js";
@@ -126,6 +126,7 @@ try {
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.SEND_RENDER_THREADS);
+  observeRenderPool(metrics, renders);
   const templates = createTemplates({ db, renders });
   const provider = config.ses
     ? createSesProvider({ ...config.ses, sendTimeoutMs: config.SEND_TIMEOUT_MS, buildThreads: config.SEND_BUILD_THREADS })

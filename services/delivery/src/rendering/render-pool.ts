@@ -1,3 +1,4 @@
+import type { Metrics } from "@herald/platform";
 import type { RenderVariables, TemplateProblem, TemplateSource } from "@herald/rendering";
 import { Piscina } from "piscina";
 import { type RenderOutcome, type RenderTask, runRenderTask, type ValidateTask } from "./render-thread.js";
@@ -14,6 +15,8 @@ export interface RenderPool {
   validate(source: Partial<TemplateSource>): Promise<TemplateProblem[]>;
   /** Renders the source for each recipient in turn, within `timeMs` for all of them together. */
   render(source: TemplateSource, recipients: RenderVariables[], timeMs: number): Promise<RenderOutcome>;
+  /** Tasks waiting for a thread: all threads are busy. */
+  waiting(): number;
   /** Lets the renders under way finish, then stops the threads. */
   close(): Promise<void>;
 }
@@ -27,6 +30,7 @@ export function createRenderPool(threads: number): RenderPool {
     return {
       validate: async (source) => runRenderTask({ kind: "validate", source }),
       render: async (source, recipients, timeMs) => runRenderTask({ kind: "render", source, recipients, timeMs }),
+      waiting: () => 0,
       async close() {},
     };
   }
@@ -39,6 +43,19 @@ export function createRenderPool(threads: number): RenderPool {
   return {
     validate: async (source) => (await pool.run({ kind: "validate", source })) as TemplateProblem[],
     render: async (source, recipients, timeMs) => (await pool.run({ kind: "render", source, recipients, timeMs })) as RenderOutcome,
+    waiting: () => pool.queueSize,
     close: () => pool.close(),
   };
+}
+
+/**
+ * `herald_render_tasks_waiting`: renders waiting for a free render thread. Above zero for long, heavy templates (or
+ * one tenant's heavy calls back to back) hold every thread, and sends wait for them: add threads or replicas.
+ */
+export function observeRenderPool(metrics: Metrics, renders: RenderPool): void {
+  metrics.observe({
+    reader: "render pool",
+    gauges: { herald_render_tasks_waiting: { help: "Liquid renders and template checks waiting for a free render thread" } },
+    read: async () => ({ herald_render_tasks_waiting: [{ value: renders.waiting() }] }),
+  });
 }
