@@ -1,7 +1,8 @@
 import type { Metrics } from "@herald/platform";
 import type { RenderVariables, TemplateProblem, TemplateSource } from "@herald/rendering";
+import { LRUCache } from "lru-cache";
 import { Piscina } from "piscina";
-import { type RenderOutcome, type RenderTask, runRenderTask, type ValidateTask } from "./render-thread.js";
+import { keyOf, type RenderOutcome, type RenderTask, runRenderTask, type ValidateTask } from "./render-thread.js";
 
 export type { RenderFailure, RenderOutcome } from "./render-thread.js";
 
@@ -20,6 +21,9 @@ export interface RenderPool {
   /** Lets the renders under way finish, then stops the threads. */
   close(): Promise<void>;
 }
+
+/** Sources remembered as valid on the calling thread. */
+const validSourcesKept = 500;
 
 // Compiled, the entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
 const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./render-thread.ts" : "./render-thread.js", import.meta.url);
@@ -40,8 +44,16 @@ export function createRenderPool(threads: number): RenderPool {
     maxThreads: threads,
     idleTimeout: Number.POSITIVE_INFINITY,
   });
+  // Whole sources a thread found valid: a busy sender checks the same few over and over, and a hop costs more than the hash.
+  const valid = new LRUCache<string, true>({ max: validSourcesKept });
   return {
-    validate: async (source) => (await pool.run({ kind: "validate", source })) as TemplateProblem[],
+    async validate(source) {
+      const key = source.subject !== undefined && source.body !== undefined ? keyOf(source.subject, source.body) : undefined;
+      if (key !== undefined && valid.has(key)) return [];
+      const problems = (await pool.run({ kind: "validate", source })) as TemplateProblem[];
+      if (key !== undefined && problems.length === 0) valid.set(key, true);
+      return problems;
+    },
     render: async (source, recipients, timeMs) => (await pool.run({ kind: "render", source, recipients, timeMs })) as RenderOutcome,
     waiting: () => pool.queueSize,
     close: () => pool.close(),

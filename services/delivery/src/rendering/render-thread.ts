@@ -43,8 +43,12 @@ const compiledCacheSize = 500;
 const renderer = createRenderer();
 const compiled = new LRUCache<string, CompiledTemplate>({ max: compiledCacheSize });
 
+/** A source's key among compiled (or known valid) templates. */
+export const keyOf = (subject: string, body: string): string =>
+  createHash("sha256").update(subject).update("\0").update(body).digest("base64");
+
 function compile(source: TemplateSource): CompiledTemplate {
-  const key = createHash("sha256").update(source.subject).update("\0").update(source.body).digest("base64");
+  const key = keyOf(source.subject, source.body);
   const cached = compiled.get(key);
   if (cached) return cached;
   const template = renderer.compile(source);
