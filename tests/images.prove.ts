@@ -211,6 +211,23 @@ describe("the container image, run", () => {
     expect(message?.raw).toMatch(new RegExp(`^DKIM-Signature: .*d=${domain.replaceAll(".", "\\.")}`, "ms"));
   });
 
+  it("serves the dashboard's built page and its scripts under /app/ from the gateway", async () => {
+    const index = await fetch(`${gatewayUrl}/app/`);
+    const html = await index.text();
+    expect(index.status, html.slice(0, 500)).toBe(200);
+    expect(index.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(html).toContain('<div id="root"></div>');
+    // Vite's output, not the source page (which names /src/main.tsx).
+    const scripts = [...html.matchAll(/src="(\/app\/assets\/[^"]+\.js)"/g)].map((match) => match[1] as string);
+    expect(scripts, html).not.toHaveLength(0);
+    for (const script of scripts) {
+      const asset = await fetch(`${gatewayUrl}${script}`);
+      expect(asset.status, script).toBe(200);
+      expect(asset.headers.get("content-type")).toMatch(/javascript/);
+      expect((await asset.text()).length, script).toBeGreaterThan(1000);
+    }
+  });
+
   it("drains and exits 0 on SIGTERM to its node process, as PID 1 of the exec-form entrypoint gets it from a runtime", async () => {
     const gateway = containers.pop() as Container;
     expect(await gateway.stop(), gateway.output()).toBe(0);
