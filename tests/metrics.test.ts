@@ -8,7 +8,9 @@ import { ProjectService } from "@herald/proto/herald/identity/v1/project_service
 import {
   createTestDatabase,
   freePort,
+  type Scrape,
   type ServiceProcess,
+  scrape,
   serviceNames,
   startService,
   startTestDnsServer,
@@ -18,7 +20,6 @@ import {
 } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
-import { type Scrape, scrape } from "./support/metrics.js";
 import { finished, workflowBuilder } from "./support/workflows.js";
 
 const herald = inject("herald");
