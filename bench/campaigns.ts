@@ -5,6 +5,7 @@ import { readdir, readFile } from "node:fs/promises";
 import os from "node:os";
 import { repoRoot, type TestSmtpSink } from "@herald/testing";
 import pg from "pg";
+import { cpuSecondsOf } from "./process-cpu.ts";
 import { type SendBenchTarget, verifiedDomain } from "./send.ts";
 
 export interface CampaignBenchTarget extends SendBenchTarget {
@@ -22,19 +23,6 @@ type ProcessName = (typeof stackServices)[number] | "postgres";
 
 /** CPU seconds each process has used so far, by pid (utime + stime of /proc/<pid>/stat). */
 type CpuSample = Map<number, { name: ProcessName; seconds: number }>;
-
-const ticksPerSecond = 100;
-
-async function cpuSecondsOf(pid: number): Promise<number | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces: the fields after its closing parenthesis are fixed.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The bench stack's processes (those running this checkout's services with this stack's PUBLIC_URL)

@@ -19,6 +19,7 @@ import {
 import autocannon from "autocannon";
 import { campaignBenchmarks } from "./campaigns.ts";
 import { dashboardFirstScreen } from "./dashboard.ts";
+import { replicaBenchmarks } from "./replicas.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
 import { stallBenchmarks } from "./stalls.ts";
@@ -287,6 +288,34 @@ try {
     );
     console.log(["", "| campaign | measure | result | detail |", "|---|---|---|---|", ...campaigns.rows].join("\n"));
     console.log(`\n${campaigns.detail}`);
+  }
+  if (wanted("replicas")) {
+    const replicas = await replicaBenchmarks(
+      {
+        stack,
+        gatewayUrl: stack.gatewayUrl,
+        deliveryUrl: stack.serviceUrls.delivery,
+        databaseUrl: database.databaseUrl,
+        dns,
+        sink,
+        project: () => benchProject(stack.gatewayUrl),
+        load,
+      },
+      { emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000), tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000) },
+    );
+    console.log(
+      [
+        "",
+        "| processes | emails | arrived at the sink | sent by each delivery (herald_email_dispatches_total) | delivered | CPU per email, stack | less the idle stack |",
+        "|---|---|---|---|---|---|---|",
+        ...replicas.sendRows,
+        "",
+        "| processes | POST /v1/track requests | events in the database | TrackEvents calls answered by each contacts | accepted | CPU per request, stack | less the idle stack |",
+        "|---|---|---|---|---|---|---|",
+        ...replicas.trackRows,
+      ].join("\n"),
+    );
+    console.log(`\n${replicas.detail}`);
   }
   if (wanted("segments")) {
     const project = await benchProject(stack.gatewayUrl);

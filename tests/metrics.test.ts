@@ -8,17 +8,21 @@ import { ProjectService } from "@herald/proto/herald/identity/v1/project_service
 import {
   createTestDatabase,
   freePort,
+  type Scrape,
   type ServiceProcess,
+  scrape,
   serviceNames,
   startService,
   startTestDnsServer,
   type TestDatabase,
   type TestDnsServer,
+  testDnsClient,
+  testSmtpSinkClient,
   waitUntil,
 } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
-import { type Scrape, scrape } from "./support/metrics.js";
 import { finished, workflowBuilder } from "./support/workflows.js";
 
 const herald = inject("herald");
@@ -178,6 +182,24 @@ describe("Prometheus metrics of every process (METRICS_PORT)", () => {
       stack.metricsUrls.automation,
       (scraped) => (scraped.value("herald_workflow_timers_fired_total") ?? 0) >= firedBefore + 1,
       "automation did not count the fired timer",
+    );
+  }, 90_000);
+
+  it("delivery counts the emails its dispatcher sent", async () => {
+    const { domain } = await verifiedDomain(call, testDnsClient(herald.dns.controlUrl), project.secretKey, "metrics");
+    const sent = { outcome: "sent" };
+    const before = (await scrape(stack.metricsUrls.delivery)).value("herald_email_dispatches_total", sent) ?? 0;
+    const to = `counted-${randomUUID().slice(0, 8)}@example.com`;
+    const answer = await call("POST", "/v1/send", {
+      key: project.secretKey,
+      body: { to, from: `hello@${domain}`, subject: "Counted", body: "<p>Counted</p>" },
+    });
+    expect(answer.status).toBe(200);
+    await testSmtpSinkClient(herald.smtp.controlUrl).waitForMessages(1, { to, timeoutMs: 30_000 });
+    await scrapeUntil(
+      stack.metricsUrls.delivery,
+      (scraped) => (scraped.value("herald_email_dispatches_total", sent) ?? 0) >= before + 1,
+      "delivery did not count the sent email",
     );
   }, 90_000);
 });

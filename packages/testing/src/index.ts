@@ -3,6 +3,7 @@ export * from "./expect-failure.js";
 export * from "./fake-http-server.js";
 export * from "./kafka.js";
 export * from "./lifecycle.js";
+export * from "./metrics.js";
 export * from "./outbox.js";
 export * from "./redis.js";
 export * from "./service-process.js";

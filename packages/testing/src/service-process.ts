@@ -15,6 +15,8 @@ export function freePort(): Promise<number> {
 
 export interface ServiceProcess {
   readonly name: string;
+  /** The operating system's id of the process (undefined if it could not be spawned). */
+  readonly pid: number | undefined;
   readonly output: () => string;
   /** Resolves with the exit code once the process has ended. */
   readonly exited: Promise<number | null>;
@@ -41,6 +43,7 @@ export function spawnService(options: { name: string; entry: string; env: NodeJS
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
     name: options.name,
+    pid: child.pid,
     output: () => output,
     exited,
     async stop(signal = "SIGTERM") {

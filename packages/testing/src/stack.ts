@@ -85,19 +85,37 @@ export async function startService(
   return { process, url };
 }
 
-export interface Stack {
+/** One process of every service and a gateway in front of them, each told where the others of its set are. */
+export interface StackProcesses {
   gatewayUrl: string;
   serviceUrls: Record<ServiceName, string>;
   /** Where each process serves its Prometheus metrics (METRICS_PORT): `<url>/metrics`. */
   metricsUrls: Record<ServiceName | "gateway", string>;
+  /** The processes themselves, the gateway last (a bench reads each one's CPU by its pid). */
+  processes: ServiceProcess[];
   stop(): Promise<void>;
 }
 
+export interface Stack extends StackProcesses {
+  /**
+   * Starts one more process of every service and of the gateway on the same database, Redis and Kafka: a
+   * second replica of each, as a Deployment scaled to two runs them. The new services call each other and
+   * the new gateway calls them; every process keeps the first gateway's PUBLIC_URL. The stack's stop()
+   * stops them too.
+   */
+  addReplicas(): Promise<StackProcesses>;
+}
+
 /**
- * All five services and the gateway, each a real process, on free ports. `timeoutMs`: how long each
- * service may take to serve (startService).
+ * Starts every service, then the gateway, on free ports. `publicUrl`: the PUBLIC_URL of every process,
+ * by default this set's own gateway.
  */
-export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<Stack> {
+async function startProcesses(
+  infra: InfrastructureUrls,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number | undefined,
+  publicUrl?: string,
+): Promise<StackProcesses> {
   // Ports first: every service is told where the others are (delivery calls contacts) and where the gateway answers.
   const ports = await Promise.all(serviceNames.map(() => freePort()));
   const gatewayPort = await freePort();
@@ -108,16 +126,17 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     ServiceName,
     string
   >;
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const shared = {
     ...env,
-    PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+    PUBLIC_URL: publicUrl ?? gatewayUrl,
     ...Object.fromEntries(serviceNames.map((name) => [urlVariableOf(name), serviceUrls[name]])),
   };
   const starting = await Promise.allSettled(
     serviceNames.map((name, index) => startService(name, infra, ports[index], { ...shared, METRICS_PORT: metricsPortOf(name) }, timeoutMs)),
   );
-  const started = starting.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-  const stopServices = () => Promise.all(started.map(({ process }) => process.stop()));
+  const started = starting.flatMap((result) => (result.status === "fulfilled" ? [result.value.process] : []));
+  const stopServices = () => Promise.all(started.map((process) => process.stop()));
   const failed = starting.find((result) => result.status === "rejected");
   if (failed) {
     // A stack that did not start leaves no process behind: a bench or test run that gave up would leave them serving.
@@ -137,7 +156,6 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
       LISTEN_HOST: "127.0.0.1",
     },
   });
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const stop = async () => {
     await gateway.stop();
     await stopServices();
@@ -149,5 +167,33 @@ export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessE
     await stop();
     throw error;
   });
-  return { gatewayUrl, serviceUrls, metricsUrls, stop };
+  return { gatewayUrl, serviceUrls, metricsUrls, processes: [...started, gateway], stop };
+}
+
+/**
+ * All five services and the gateway, each a real process, on free ports; more replicas of each with
+ * addReplicas(). `timeoutMs`: how long each service may take to serve (startService).
+ */
+export async function startStack(infra: InfrastructureUrls, env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<Stack> {
+  const first = await startProcesses(infra, env, timeoutMs);
+  const added = new Set<StackProcesses>();
+  return {
+    ...first,
+    async addReplicas() {
+      const replicas = await startProcesses(infra, env, timeoutMs, first.gatewayUrl);
+      added.add(replicas);
+      return {
+        ...replicas,
+        async stop() {
+          added.delete(replicas);
+          await replicas.stop();
+        },
+      };
+    },
+    async stop() {
+      await Promise.all([...added].map((replicas) => replicas.stop()));
+      added.clear();
+      await first.stop();
+    },
+  };
 }

@@ -17,6 +17,7 @@ import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
+import { observeDispatches } from "./emails/dispatch-metrics.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
 import { observeEmailQueue } from "./emails/queue-metrics.js";
@@ -162,6 +163,7 @@ try {
     pollIntervalMs: config.SEND_POLL_INTERVAL_MS,
     nudgeOutbox: () => relay.nudge(),
     ...(returnPaths ? { returnPathOf: returnPaths.addressOf } : {}),
+    onRecorded: observeDispatches(metrics).recorded,
   });
   const contacts = createRpcClient(ContactsService, { baseUrl: config.CONTACTS_URL, connections: 2, timeoutMs: 10_000 });
   const upsertContact = createContactUpserts(contacts);

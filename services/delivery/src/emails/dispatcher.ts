@@ -45,6 +45,8 @@ export interface DispatcherOptions {
   nudgeOutbox?: () => void;
   /** The envelope sender of an email (a return path of BOUNCE_DOMAIN); unset: its From address. */
   returnPathOf?: (emailId: string) => string;
+  /** Told of each outcome once it is recorded: the metrics' counter. */
+  onRecorded?: (outcome: SendOutcome) => void;
 }
 
 export interface Dispatcher {
@@ -122,7 +124,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** Records an outcome and its event; resolves once written (or given up on). */
-  const record = (row: EmailRow, outcome: SendOutcome): Promise<void> => outcomes.record(outcomeWriteOf(row, outcome));
+  const record = async (row: EmailRow, outcome: SendOutcome): Promise<void> => {
+    await outcomes.record(outcomeWriteOf(row, outcome));
+    options.onRecorded?.(outcome);
+  };
 
   function track(work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => logger.error({ err: error }, "email dispatch failed"));
