@@ -1,6 +1,6 @@
-// A thread of the stalls benchmark (stalls.ts): asks each URL every 10 ms until told to stop, then answers the
-// slowest answer and the count for each. Apart from the thread that builds and posts the payloads, so that
-// the bench's own work (a 56 MB JSON.stringify) does not count as a wait on the server.
+// A thread of the stalls benchmark (stalls.ts): asks each URL once (its connection made, unmeasured) and says
+// "ready", then asks each every 10 ms until told to stop, and answers the slowest answer and the count for each.
+// Apart from the thread that posts the payloads, so that the bench's own work does not count as a wait on the server.
 import { parentPort, workerData } from "node:worker_threads";
 
 export interface Probe {
@@ -14,11 +14,13 @@ parentPort?.once("message", () => {
   stopped = true;
 });
 
+const ask = async (url: string) => (await fetch(url)).arrayBuffer();
+
 async function probe(url: string): Promise<Probe> {
   const result = { worstMs: 0, count: 0 };
   while (!stopped) {
     const started = performance.now();
-    await (await fetch(url)).arrayBuffer();
+    await ask(url);
     result.worstMs = Math.max(result.worstMs, performance.now() - started);
     result.count++;
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -26,4 +28,6 @@ async function probe(url: string): Promise<Probe> {
   return result;
 }
 
+await Promise.all(urls.map(ask));
+parentPort?.postMessage("ready");
 parentPort?.postMessage(await Promise.all(urls.map(probe)));

@@ -252,12 +252,12 @@ try {
     };
     if (wanted("verify")) rows.push(await verifyApi(target, 50));
     if (wanted("stalls")) {
-      const stalls = await stallBenchmarks(target);
+      const stalls = await stallBenchmarks(target, { gateway: stack.metricsUrls.gateway, delivery: stack.metricsUrls.delivery });
       console.log(
         [
           "",
-          "| stall payload | status | time | slowest GET /config meanwhile (count) | slowest open pixel, answered by delivery (count) |",
-          "|---|---|---|---|---|",
+          "| stall payload | status | time | slowest GET /config meanwhile (count) | slowest open pixel, answered by delivery (count) | longest event-loop delay: gateway, delivery |",
+          "|---|---|---|---|---|---|",
           ...stalls,
         ].join("\n"),
       );

@@ -1,7 +1,9 @@
 // Issue 20's event-loop stalls: each payload at the largest size the API lets through, timed, and how long two
 // requests sent meanwhile (each every 10 ms) wait at worst: GET /config, answered by the gateway (and identity), and
 // the open pixel of an unknown token, answered by delivery. Goals: under 1 s, and under 100 ms.
+import { once } from "node:events";
 import { Worker } from "node:worker_threads";
+import { scrape } from "@herald/testing";
 import type { Probe } from "./probe-thread.ts";
 import { type SendBenchTarget, verifiedDomain } from "./send.ts";
 
@@ -15,33 +17,47 @@ interface Probed {
   ms: number;
   config: Probe;
   pixel: Probe;
+  /** The longest event-loop delay meanwhile, from each process's own monitor (prom-client, 10 ms resolution). */
+  gatewayLagMs: number;
+  deliveryLagMs: number;
 }
 
-/** Runs `work` while the gateway and delivery are probed from a thread of their own; answers its time and the slowest probes meanwhile. */
-async function whileProbing(gatewayUrl: string, work: () => Promise<number>): Promise<Probed> {
+/** Where the gateway and delivery serve their metrics (startStack's metricsUrls). */
+export interface StallsMetrics {
+  gateway: string;
+  delivery: string;
+}
+
+/** `nodejs_eventloop_lag_max_seconds` since the previous scrape, which resets it, in milliseconds. */
+const longestLagMs = async (metricsUrl: string) => ((await scrape(metricsUrl)).value("nodejs_eventloop_lag_max_seconds") ?? 0) * 1_000;
+
+/**
+ * Runs `work` while the gateway and delivery are probed from a thread of their own; answers its time, the slowest
+ * probes meanwhile, and the longest event-loop delay the two processes saw.
+ */
+async function whileProbing(gatewayUrl: string, metrics: StallsMetrics, work: () => Promise<number>): Promise<Probed> {
   const probes = new Worker(new URL("./probe-thread.ts", import.meta.url), {
     workerData: [`${gatewayUrl}/config`, `${gatewayUrl}/t/o/not-a-token`],
   });
-  const answered = new Promise<Probe[]>((resolve, reject) => {
-    probes.once("message", resolve);
-    probes.once("error", reject);
-  });
-  // The probes' first answers: both are under way before the work starts.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // once() rejects on the thread's error event: a probe that fails ends the benchmark.
+  await once(probes, "message");
+  await Promise.all([longestLagMs(metrics.gateway), longestLagMs(metrics.delivery)]);
   const started = performance.now();
   const status = await work();
   const ms = performance.now() - started;
+  const [gatewayLagMs, deliveryLagMs] = await Promise.all([longestLagMs(metrics.gateway), longestLagMs(metrics.delivery)]);
+  const answered = once(probes, "message");
   probes.postMessage("stop");
-  const [config, pixel] = await answered;
+  const [[config, pixel]] = (await answered) as [Probe[]];
   await probes.terminate();
   if (!config || !pixel) throw new Error("the probe thread answered no probes");
-  return { status, ms, config, pixel };
+  return { status, ms, config, pixel, gatewayLagMs, deliveryLagMs };
 }
 
 const row = (name: string, probed: Probed) =>
-  `| ${name} | ${probed.status} | ${Math.round(probed.ms)} ms | ${Math.round(probed.config.worstMs)} ms (${probed.config.count}) | ${Math.round(probed.pixel.worstMs)} ms (${probed.pixel.count}) |`;
+  `| ${name} | ${probed.status} | ${Math.round(probed.ms)} ms | ${Math.round(probed.config.worstMs)} ms (${probed.config.count}) | ${Math.round(probed.pixel.worstMs)} ms (${probed.pixel.count}) | ${Math.round(probed.gatewayLagMs)} ms, ${Math.round(probed.deliveryLagMs)} ms |`;
 
-export async function stallBenchmarks(target: SendBenchTarget): Promise<string[]> {
+export async function stallBenchmarks(target: SendBenchTarget, metrics: StallsMetrics): Promise<string[]> {
   const { secretKey } = await target.project();
   const domain = await verifiedDomain(target, secretKey);
   // Serialized before the timing starts: the bench's own JSON.stringify of 56 MB is not the server's time.
@@ -66,16 +82,18 @@ export async function stallBenchmarks(target: SendBenchTarget): Promise<string[]
       { filename: "a.bin", content: `${"\n".repeat(Math.floor((sendBodyLimit - 4096) / 2))}!`, contentType: "application/octet-stream" },
     ],
   });
-  rows.push(row("attachment content: 28 MB of `\\n`, then `!` (56 MB body)", await whileProbing(target.gatewayUrl, () => post(newlines))));
+  rows.push(
+    row("attachment content: 28 MB of `\\n`, then `!` (56 MB body)", await whileProbing(target.gatewayUrl, metrics, () => post(newlines))),
+  );
 
   // For comparison, the longest content the schema takes, valid base64 (40 MB): receiving, parsing and decoding
   // alone (delivery then refuses the 30 MB decoded with 422, past SEND_ATTACHMENTS_MAX_BYTES).
   const valid = bodyOf({ attachments: [{ filename: "a.bin", content: "A".repeat(40_000_000), contentType: "application/octet-stream" }] });
-  rows.push(row("for comparison: 40 MB of valid base64", await whileProbing(target.gatewayUrl, () => post(valid))));
+  rows.push(row("for comparison: 40 MB of valid base64", await whileProbing(target.gatewayUrl, metrics, () => post(valid))));
 
   // 2. A sender of 1,000 characters, mostly spaces (the gateway's cap).
   const spaces = bodyOf({ from: `${" ".repeat(999)}!` });
-  rows.push(row("from: 999 spaces, then `!`", await whileProbing(target.gatewayUrl, () => post(spaces))));
+  rows.push(row("from: 999 spaces, then `!`", await whileProbing(target.gatewayUrl, metrics, () => post(spaces))));
 
   // 3. A body of repeated `<a ` as long as a template part may be, tracked: timed until it arrives at the sink.
   const link = '<a href="https://example.com/x">x</a>';
@@ -85,7 +103,7 @@ export async function stallBenchmarks(target: SendBenchTarget): Promise<string[]
   rows.push(
     row(
       "body: 500,000 characters of `<a `, tracked (until delivered)",
-      await whileProbing(target.gatewayUrl, async () => {
+      await whileProbing(target.gatewayUrl, metrics, async () => {
         const status = await post(anchored);
         await target.sink.waitForMessages(1, { to, timeoutMs: 120_000 });
         return status;
@@ -97,6 +115,6 @@ export async function stallBenchmarks(target: SendBenchTarget): Promise<string[]
   const heavy = "{% for a in (1..100000) %}{% for b in (1..100000) %}{% endfor %}{% endfor %}";
   const recipients = Array.from({ length: 50 }, (_, index) => `render-${index}-${Date.now()}@stalls.bench`);
   const looping = bodyOf({ to: recipients, body: heavy });
-  rows.push(row("body: an endless Liquid loop, 50 recipients", await whileProbing(target.gatewayUrl, () => post(looping))));
+  rows.push(row("body: an endless Liquid loop, 50 recipients", await whileProbing(target.gatewayUrl, metrics, () => post(looping))));
   return rows;
 }
