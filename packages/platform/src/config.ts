@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 /** Raised when the environment does not satisfy a service's schema; names every bad variable. */
@@ -33,6 +34,13 @@ export const metricsPort = z
   .pipe(z.union([z.undefined(), z.string().regex(/^\d{1,5}$/, { message: "must be a port number" })]))
   .transform((value) => (value === undefined ? undefined : Number(value)))
   .refine((port) => port === undefined || port <= 65535, { message: "must be a port number (0 to 65535)" });
+
+/**
+ * RENDER_THREADS, in the services that render Liquid (delivery, campaigns, automation): the worker threads that parse
+ * and render it (createRenderPool of @herald/rendering/pool); 0 renders on the event loop, where one heavy template
+ * holds everything else the process does. Default: as many as the cores this process may use.
+ */
+export const renderThreads = z.coerce.number().int().min(0).max(64).default(availableParallelism());
 
 export const postgresUrl = z.string().refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), {
   message: "must be a postgresql://user@host:port/database URL",

@@ -8,6 +8,7 @@ import {
   httpUrl,
   nodeEnv,
   parseConfig,
+  renderThreads,
   requireInProduction,
   secretString,
   serviceEnvironment,
@@ -174,11 +175,7 @@ export const configSchema = z
      * once the sends' statements are cheap; docs/benchmarks.md, 2026-11-25 night).
      */
     SEND_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(availableParallelism()),
-    /**
-     * Worker threads that parse and render Liquid (sends, template checks and previews); 0 renders on the event
-     * loop, where one call's renders (up to a second) would hold every other request meanwhile.
-     */
-    SEND_RENDER_THREADS: z.coerce.number().int().min(0).max(64).default(availableParallelism()),
+    RENDER_THREADS: renderThreads,
     /** Emails a second one dispatcher sends, all projects together. */
     SEND_RATE_PER_SECOND: z.coerce.number().min(0.1).default(2_000),
     /** Emails a second one dispatcher sends for one project. */

@@ -12,6 +12,7 @@ import {
   startTelemetry,
 } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { createRenderPool } from "@herald/rendering/pool";
 import pg from "pg";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
@@ -34,7 +35,7 @@ import { createReceivingDomains } from "./inbound/receiving-domains.js";
 import { createLinkTokens } from "./links/link-tokens.js";
 import { createSesProvider } from "./providers/ses-provider.js";
 import { createSmtpProvider } from "./providers/smtp-provider.js";
-import { createRenderPool, observeRenderPool } from "./rendering/render-pool.js";
+import { observeRenderPool } from "./rendering/render-metrics.js";
 import { createDomainCheck } from "./sending-domains/domain-check.js";
 import { createDomains } from "./sending-domains/domains.js";
 import { createVerifiedSenderCache } from "./sending-domains/sender-domain.js";
@@ -126,7 +127,7 @@ try {
   observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
-  const renders = createRenderPool(config.SEND_RENDER_THREADS);
+  const renders = createRenderPool(config.RENDER_THREADS);
   observeRenderPool(metrics, renders);
   const templates = createTemplates({ db, renders });
   const provider = config.ses

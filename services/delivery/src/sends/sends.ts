@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { validationFailed } from "@herald/errors";
 import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { liquidFailure, type RenderVariables } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import type { Db } from "../db/client.js";
 import type { TemplateRow } from "../db/templates.js";
 import { domainOfAddress, type EmailInput, type MailboxInput } from "../domain/email-input.js";
@@ -17,7 +18,6 @@ import {
 import { parseAddress } from "../domain/template-fields.js";
 import type { Emails } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
-import type { RenderPool } from "../rendering/render-pool.js";
 import type { VerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import type { Templates } from "../templates/templates.js";
 import type { UpsertContact } from "./contact-upserts.js";

@@ -1,5 +1,6 @@
 import { DomainError, validationFailed } from "@herald/errors";
 import { liquidFailure, type RenderVariables } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import type { Db } from "../db/client.js";
 import {
   deleteTemplate,
@@ -19,7 +20,6 @@ import {
   type TemplateFieldsInput,
   type TemplateType,
 } from "../domain/template-fields.js";
-import type { RenderPool } from "../rendering/render-pool.js";
 import { requireVerifiedSenderDomain } from "../sending-domains/sender-domain.js";
 
 export type Templates = ReturnType<typeof createTemplates>;

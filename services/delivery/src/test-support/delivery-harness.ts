@@ -8,6 +8,7 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { ProviderEventsService } from "@herald/proto/herald/delivery/v1/provider_events_service_pb";
 import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
+import { createRenderPool } from "@herald/rendering/pool";
 import {
   createTestDatabase,
   type PublishedEvent,
@@ -26,7 +27,6 @@ import { createSesNotifications } from "../feedback/ses-notifications.js";
 import { createLinkTokens } from "../links/link-tokens.js";
 import type { MailProvider } from "../providers/mail-provider.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
-import { createRenderPool } from "../rendering/render-pool.js";
 import { encryptPrivateKey, generateDkimKeyPair } from "../sending-domains/dkim-keys.js";
 import { createDomains } from "../sending-domains/domains.js";
 import { createVerifiedSenderCache } from "../sending-domains/sender-domain.js";

@@ -1,21 +1,26 @@
-import type { Metrics } from "@herald/platform";
-import type { RenderVariables, TemplateProblem, TemplateSource } from "@herald/rendering";
 import { LRUCache } from "lru-cache";
 import { Piscina } from "piscina";
-import { keyOf, type RenderOutcome, type RenderTask, runRenderTask, type ValidateTask } from "./render-thread.js";
+import { type EachRendered, keyOf, type RenderOutcome, type RenderThreadTask, runRenderTask, type TextsRendered } from "./render-thread.js";
+import type { TemplateSource } from "./renderer.js";
+import type { TemplateProblem } from "./template-error.js";
+import type { RenderVariables } from "./variables.js";
 
-export type { RenderFailure, RenderOutcome } from "./render-thread.js";
+export type { EachRendered, RenderFailure, RenderOutcome, TextsRendered } from "./render-thread.js";
 
 /**
- * Where Liquid is parsed and rendered. A render is synchronous and may take up to its budget (a second
- * for a send's recipients together): on the event loop it would hold every other tenant's sends, click
- * redirects and unsubscribe pages meanwhile (issue 20). In threads it holds one thread.
+ * Where a service parses and renders Liquid. A render is synchronous and may take up to the sandbox's limits (500 ms a
+ * part): on the event loop it would hold everything else the process does meanwhile, for every tenant (issue 20). In
+ * threads it holds one thread.
  */
 export interface RenderPool {
   /** Every problem of the parts given; an empty list when both parse. */
   validate(source: Partial<TemplateSource>): Promise<TemplateProblem[]>;
-  /** Renders the source for each recipient in turn, within `timeMs` for all of them together. */
+  /** Renders the source for each recipient in turn, within `timeMs` for all of them together; the first failure ends it. */
   render(source: TemplateSource, recipients: RenderVariables[], timeMs: number): Promise<RenderOutcome>;
+  /** Renders the source for each recipient apart, each within the sandbox's limits; a failure is answered in its place. */
+  renderEach(source: TemplateSource, recipients: RenderVariables[]): Promise<EachRendered>;
+  /** Renders short texts on one line each, as a subject is (a webhook's values); a failure is answered in its place. */
+  renderTexts(texts: string[], variables: RenderVariables): Promise<TextsRendered>;
   /** Tasks waiting for a thread: all threads are busy. */
   waiting(): number;
   /** Lets the renders under way finish, then stops the threads. */
@@ -32,13 +37,15 @@ const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./render-thread.t
 export function createRenderPool(threads: number): RenderPool {
   if (threads === 0) {
     return {
-      validate: async (source) => runRenderTask({ kind: "validate", source }),
-      render: async (source, recipients, timeMs) => runRenderTask({ kind: "render", source, recipients, timeMs }),
+      validate: async (source) => runRenderTask({ kind: "validate", source }) as TemplateProblem[],
+      render: async (source, recipients, timeMs) => runRenderTask({ kind: "render", source, recipients, timeMs }) as RenderOutcome,
+      renderEach: async (source, recipients) => runRenderTask({ kind: "render", source, recipients }) as EachRendered,
+      renderTexts: async (texts, variables) => runRenderTask({ kind: "texts", texts, variables }) as TextsRendered,
       waiting: () => 0,
       async close() {},
     };
   }
-  const pool = new Piscina<ValidateTask | RenderTask, TemplateProblem[] | RenderOutcome>({
+  const pool = new Piscina<RenderThreadTask, TemplateProblem[] | RenderOutcome | EachRendered | TextsRendered>({
     filename: threadEntry.href,
     minThreads: threads,
     maxThreads: threads,
@@ -55,19 +62,9 @@ export function createRenderPool(threads: number): RenderPool {
       return problems;
     },
     render: async (source, recipients, timeMs) => (await pool.run({ kind: "render", source, recipients, timeMs })) as RenderOutcome,
+    renderEach: async (source, recipients) => (await pool.run({ kind: "render", source, recipients })) as EachRendered,
+    renderTexts: async (texts, variables) => (await pool.run({ kind: "texts", texts, variables })) as TextsRendered,
     waiting: () => pool.queueSize,
     close: () => pool.close(),
   };
-}
-
-/**
- * `herald_render_tasks_waiting`: renders waiting for a free render thread. Above zero for long, heavy templates (or
- * one tenant's heavy calls back to back) hold every thread, and sends wait for them: add threads or replicas.
- */
-export function observeRenderPool(metrics: Metrics, renders: RenderPool): void {
-  metrics.observe({
-    reader: "render pool",
-    gauges: { herald_render_tasks_waiting: { help: "Liquid renders and template checks waiting for a free render thread" } },
-    read: async () => ({ herald_render_tasks_waiting: [{ value: renders.waiting() }] }),
-  });
 }

@@ -10,8 +10,9 @@ import {
 } from "@herald/rendering";
 import { LRUCache } from "lru-cache";
 
-// This module is also the entry of the render threads (render-pool.ts). It imports packages only and its
-// TypeScript is all erasable, so that a thread can load it as it is where nothing was compiled (tests).
+// This module is also the entry of the render threads (render-pool.ts). It imports packages only (this one by its
+// own name) and its TypeScript is all erasable, so that a thread can load it as it is where nothing was compiled
+// (tests).
 
 /** Checks a template's parts, as a template's create and update and a send do before anything is written. */
 export interface ValidateTask {
@@ -19,12 +20,22 @@ export interface ValidateTask {
   source: Partial<TemplateSource>;
 }
 
-/** Renders one source for each recipient in turn, all of them within `timeMs`. */
+/** Renders short texts on one line each, as a subject is (a webhook's URL, headers and values), with one set of variables. */
+export interface TextsTask {
+  kind: "texts";
+  texts: string[];
+  variables: RenderVariables;
+}
+
+/**
+ * Renders one source for each recipient in turn. `timeMs`: all of them within it, the first failure ending the task
+ * (a send's recipients); absent, each recipient apart, a failure answered in its place (a campaign's batch).
+ */
 export interface RenderTask {
   kind: "render";
   source: TemplateSource;
   recipients: RenderVariables[];
-  timeMs: number;
+  timeMs?: number;
 }
 
 export type RenderFailure = {
@@ -35,7 +46,14 @@ export type RenderFailure = {
   outOfTime: boolean;
 };
 
+/** A render task with a budget: every recipient rendered, or the failure that ended it. */
 export type RenderOutcome = { rendered: RenderedTemplate[] } | { failed: RenderFailure };
+
+/** A render task without one: by recipient, the rendered template or the problem that stopped its render. */
+export type EachRendered = Array<RenderedTemplate | { problem: TemplateProblem }>;
+
+/** By text, the text rendered or the problem that stopped its render. */
+export type TextsRendered = Array<string | { problem: TemplateProblem }>;
 
 /** Compiled templates kept per thread: a busy sender renders the same few sources over and over. */
 const compiledCacheSize = 500;
@@ -68,7 +86,7 @@ function validate(source: Partial<TemplateSource>): TemplateProblem[] {
   }
 }
 
-function render({ source, recipients, timeMs }: RenderTask): RenderOutcome {
+function renderWithin(source: TemplateSource, recipients: RenderVariables[], timeMs: number): RenderOutcome {
   const started = performance.now();
   const rendered: RenderedTemplate[] = [];
   for (const [index, variables] of recipients.entries()) {
@@ -83,11 +101,42 @@ function render({ source, recipients, timeMs }: RenderTask): RenderOutcome {
   return { rendered };
 }
 
+function renderEach(source: TemplateSource, recipients: RenderVariables[]): EachRendered {
+  let template: CompiledTemplate;
+  try {
+    template = compile(source);
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    return recipients.map(() => ({ problem: error.problem }));
+  }
+  return recipients.map((variables) => {
+    try {
+      return renderer.render(template, variables);
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { problem: error.problem };
+    }
+  });
+}
+
+function renderTexts(texts: string[], variables: RenderVariables): TextsRendered {
+  return texts.map((text) => {
+    try {
+      return renderer.render(compile({ subject: text, body: "" }), variables).subject;
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { problem: error.problem };
+    }
+  });
+}
+
+export type RenderThreadTask = ValidateTask | RenderTask | TextsTask;
+
 /** A task run where it is given: in a render thread, or on the calling thread when there are none. */
-export function runRenderTask(task: ValidateTask): TemplateProblem[];
-export function runRenderTask(task: RenderTask): RenderOutcome;
-export function runRenderTask(task: ValidateTask | RenderTask): TemplateProblem[] | RenderOutcome {
-  return task.kind === "validate" ? validate(task.source) : render(task);
+export function runRenderTask(task: RenderThreadTask): TemplateProblem[] | RenderOutcome | EachRendered | TextsRendered {
+  if (task.kind === "validate") return validate(task.source);
+  if (task.kind === "texts") return renderTexts(task.texts, task.variables);
+  return task.timeMs === undefined ? renderEach(task.source, task.recipients) : renderWithin(task.source, task.recipients, task.timeMs);
 }
 
 export default runRenderTask;

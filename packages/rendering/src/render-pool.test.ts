@@ -50,6 +50,35 @@ describe("render pool", () => {
     expect(outcome).toEqual({ failed: { index: 1, problem: expect.objectContaining({ part: "body", kind: "limit" }), outOfTime: false } });
   });
 
+  it("renders each recipient apart when there is no budget, a failure in its place", async () => {
+    const repeated = { subject: "Hi {{ n }}", body: "{% for i in (1..n) %}0123456789{% endfor %}" };
+    const each = await threaded.renderEach(repeated, [{ data: { n: 1 } }, { data: { n: 300_000 } }, { data: { n: 2 } }]);
+    expect(each).toEqual(await inline.renderEach(repeated, [{ data: { n: 1 } }, { data: { n: 300_000 } }, { data: { n: 2 } }]));
+    expect(each).toEqual([
+      { subject: "Hi 1", body: "0123456789" },
+      { problem: expect.objectContaining({ part: "body", kind: "limit" }) },
+      { subject: "Hi 2", body: "01234567890123456789" },
+    ]);
+    // A source that does not parse fails every recipient with its problem.
+    expect(await threaded.renderEach({ subject: "{{ x", body: "b" }, [{}, {}])).toEqual([
+      { problem: expect.objectContaining({ part: "subject", kind: "parse" }) },
+      { problem: expect.objectContaining({ part: "subject", kind: "parse" }) },
+    ]);
+  });
+
+  it("renders short texts on one line each, a failure in its place", async () => {
+    const texts = ["https://hooks.example/{{ data.plan }}", "Bearer {{ data.token }}", "{{ x", "line\n{{ data.plan }}"];
+    const variables = { data: { plan: "pro", token: "t0k" } };
+    const rendered = await threaded.renderTexts(texts, variables);
+    expect(rendered).toEqual(await inline.renderTexts(texts, variables));
+    expect(rendered).toEqual([
+      "https://hooks.example/pro",
+      "Bearer t0k",
+      { problem: expect.objectContaining({ kind: "parse" }) },
+      "line pro",
+    ]);
+  });
+
   it("stops the renders of all recipients together at the budget, and tells it from one render's own limit", async () => {
     const started = performance.now();
     const outcome = await threaded.render(
