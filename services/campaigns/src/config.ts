@@ -1,4 +1,4 @@
-import { parseConfig, serviceEnvironment } from "@herald/platform";
+import { parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z.object({
@@ -9,6 +9,7 @@ export const configSchema = z.object({
   CAMPAIGN_FANOUT_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** How often the scheduler looks for due campaigns and finished sends when nothing woke it. */
   CAMPAIGN_POLL_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  RENDER_THREADS: renderThreads,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -14,7 +14,7 @@ import {
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { createRenderer } from "@herald/rendering";
+import { createRenderPool } from "@herald/rendering/pool";
 import { createCampaigns } from "./campaigns/campaigns.js";
 import { createFanOut } from "./campaigns/fan-out.js";
 import { loadConfig } from "./config.js";
@@ -50,16 +50,16 @@ try {
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
   const campaignSends = createRpcClient(CampaignSendsService, { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 60_000 });
   const emails = createRpcClient(EmailsService, { baseUrl: config.DELIVERY_URL, connections: 1, timeoutMs: 30_000 });
-  const renderer = createRenderer();
+  const renders = createRenderPool(config.RENDER_THREADS);
   const fanOut = createFanOut({
     db,
     logger,
-    renderer,
+    renders,
     segments,
     campaignSends,
     options: { batchSize: config.CAMPAIGN_BATCH_SIZE, leaseMs: config.CAMPAIGN_FANOUT_LEASE_MS, idleMs: config.CAMPAIGN_POLL_INTERVAL_MS },
   });
-  const campaigns = createCampaigns({ db, renderer, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
+  const campaigns = createCampaigns({ db, renders, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
   const activityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
   const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: activityGroup });
   const lifecycleGroup = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
@@ -82,6 +82,7 @@ try {
     () => readiness.stop(),
     () => server.close(),
     () => fanOut.stop(),
+    () => renders.close(),
     () => activity.stop(),
     () => lifecycle.stop(),
     () => relay.stop(),

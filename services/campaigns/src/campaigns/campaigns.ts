@@ -5,7 +5,8 @@ import { DomainError, errorDetailOf, validationFailed } from "@herald/errors";
 import type { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import type { CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
 import { EmailKind, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
-import { liquidFailure, type Renderer, TemplateError } from "@herald/rendering";
+import { liquidFailure } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import {
   audienceConditionColumn,
   type CampaignListQuery,
@@ -30,7 +31,8 @@ export type Campaigns = ReturnType<typeof createCampaigns>;
 
 export interface CampaignsDeps {
   db: Db;
-  renderer: Renderer;
+  /** Where Liquid is checked and rendered (createRenderPool). */
+  renders: RenderPool;
   segments: Client<typeof SegmentsService>;
   campaignSends: Client<typeof CampaignSendsService>;
   emails: Client<typeof EmailsService>;
@@ -88,7 +90,7 @@ export const campaignUsesSegment = (campaign: Pick<CampaignRow, "audienceConditi
  * lock, so that a move and a fan-out batch never interleave.
  */
 export function createCampaigns(deps: CampaignsDeps) {
-  const { db, renderer } = deps;
+  const { db, renders } = deps;
 
   async function checked(projectId: string, input: CampaignFieldsInput): Promise<CampaignFields> {
     const result = checkCampaignFields(input);
@@ -97,7 +99,7 @@ export function createCampaigns(deps: CampaignsDeps) {
       throw validationFailed(`Invalid ${first?.field}: it ${first?.message}`, result.violations);
     }
     const { fields } = result;
-    const problems = renderer.validate({ subject: fields.subject, body: fields.body });
+    const problems = await renders.validate({ subject: fields.subject, body: fields.body });
     if (problems.length > 0) throw liquidFailure(problems);
     if (fields.audienceType === "SEGMENT" && fields.segmentId) {
       try {
@@ -261,17 +263,13 @@ export function createCampaigns(deps: CampaignsDeps) {
           { field: "email", message: "must be an email address", code: "invalid_string", received: JSON.stringify(email) },
         ]);
       }
-      let rendered: { subject: string; body: string };
-      try {
-        rendered = renderer.render(
-          { subject: row.subject, body: row.body },
-          // A test goes to an address, not to a contact: the recipient's links lead nowhere.
-          { data: {}, contact: { email: email.trim() }, unsubscribeUrl: "#", subscribeUrl: "#", manageUrl: "#" },
-        );
-      } catch (error) {
-        if (error instanceof TemplateError) throw liquidFailure([error.problem]);
-        throw error;
-      }
+      const [rendered] = await renders.renderEach(
+        { subject: row.subject, body: row.body },
+        // A test goes to an address, not to a contact: the recipient's links lead nowhere.
+        [{ data: {}, contact: { email: email.trim() }, unsubscribeUrl: "#", subscribeUrl: "#", manageUrl: "#" }],
+      );
+      if (!rendered) throw new Error("the render threads answered no render");
+      if ("problem" in rendered) throw liquidFailure([rendered.problem]);
       const answer = await deps.emails.enqueueEmail({
         projectId,
         idempotencyKey: `campaign-test:${id}:${randomUUID()}`,

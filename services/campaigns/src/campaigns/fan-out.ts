@@ -5,7 +5,8 @@ import { errorDetailOf } from "@herald/errors";
 import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
 import type { AudienceSchema, SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { CampaignEmailOutcome, type CampaignSendsService } from "@herald/proto/herald/delivery/v1/campaign_sends_service_pb";
-import { type CompiledTemplate, type Renderer, TemplateError } from "@herald/rendering";
+import { describeProblem, type TemplateSource } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import {
   type CampaignRow,
   checkpointFanOut,
@@ -58,6 +59,16 @@ function audienceOf(row: CampaignRow): MessageInitShape<typeof AudienceSchema>["
   return { case: "all", value: {} };
 }
 
+/** A contact's data as the audience stream carries it (JSON); {} when it does not parse. */
+function dataOf(dataJson: string): Record<string, unknown> {
+  try {
+    const data: unknown = JSON.parse(dataJson);
+    return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * The campaigns' one background worker, on createBackgroundLoop. Each pass:
  * 1. moves due SCHEDULED campaigns to SENDING (SKIP LOCKED: one replica moves each);
@@ -74,38 +85,44 @@ function audienceOf(row: CampaignRow): MessageInitShape<typeof AudienceSchema>["
 export function createFanOut(deps: {
   db: Db;
   logger: Logger;
-  renderer: Renderer;
+  renders: RenderPool;
   segments: Client<typeof SegmentsService>;
   campaignSends: Client<typeof CampaignSendsService>;
   options: FanOutOptions;
 }): BackgroundLoop {
-  const { db, logger, renderer, options } = deps;
+  const { db, logger, renders, options } = deps;
   const owner = randomUUID();
 
-  function renderBatch(row: CampaignRow, template: CompiledTemplate, contacts: Array<{ id: string; email: string; dataJson: string }>) {
+  /** The batch's emails, rendered in the render threads; a contact whose data breaks its render (a sandbox limit) is skipped. */
+  async function renderBatch(row: CampaignRow, source: TemplateSource, contacts: Array<{ id: string; email: string; dataJson: string }>) {
+    const results = await renders.renderEach(
+      source,
+      contacts.map((contact) => ({ data: dataOf(contact.dataJson), contact: { id: contact.id, email: contact.email }, ...linkMarkers })),
+    );
     const emails: Array<{ contactId: string; to: string; subject: string; html: string }> = [];
-    for (const contact of contacts) {
-      let data: Record<string, unknown> = {};
-      try {
-        data = JSON.parse(contact.dataJson) as Record<string, unknown>;
-      } catch {
-        data = {};
+    for (const [index, result] of results.entries()) {
+      const contact = contacts[index];
+      if (!contact) continue;
+      if ("problem" in result) {
+        logger.warn(
+          { campaignId: row.id, contactId: contact.id, problem: describeProblem(result.problem) },
+          "skipping a recipient whose email does not render",
+        );
+        continue;
       }
-      try {
-        const rendered = renderer.render(template, { data, contact: { id: contact.id, email: contact.email }, ...linkMarkers });
-        if (rendered.subject === "" || rendered.body === "") continue;
-        emails.push({ contactId: contact.id, to: contact.email, subject: rendered.subject, html: rendered.body });
-      } catch (error) {
-        // One contact's data can break a render (a sandbox limit): that contact is skipped, the campaign goes on.
-        if (!(error instanceof TemplateError)) throw error;
-        logger.warn({ campaignId: row.id, contactId: contact.id, err: error }, "skipping a recipient whose email does not render");
-      }
+      if (result.subject === "" || result.body === "") continue;
+      emails.push({ contactId: contact.id, to: contact.email, subject: result.subject, html: result.body });
     }
     return emails;
   }
 
   /** Enqueues one batch under the campaign's lock; false when the campaign stopped or another process owns it now. */
-  async function commitBatch(row: CampaignRow, emails: ReturnType<typeof renderBatch>, cursor: string, done: boolean): Promise<boolean> {
+  async function commitBatch(
+    row: CampaignRow,
+    emails: Awaited<ReturnType<typeof renderBatch>>,
+    cursor: string,
+    done: boolean,
+  ): Promise<boolean> {
     return db.$transaction(
       async (tx) => {
         const current = await lockCampaign(tx, row.projectId, row.id);
@@ -130,13 +147,9 @@ export function createFanOut(deps: {
   }
 
   async function fanOut(row: CampaignRow, signal: AbortSignal): Promise<void> {
-    let template: CompiledTemplate;
-    try {
-      template = renderer.compile({ subject: row.subject, body: row.body });
-    } catch (error) {
-      if (error instanceof TemplateError) throw new FanOutStopped(`The campaign's Liquid does not parse: ${error.message}`);
-      throw error;
-    }
+    const source = { subject: row.subject, body: row.body };
+    const [problem] = await renders.validate(source);
+    if (problem) throw new FanOutStopped(`The campaign's Liquid does not parse: ${describeProblem(problem)}`);
     const stream = deps.segments.streamAudience(
       {
         projectId: row.projectId,
@@ -151,7 +164,7 @@ export function createFanOut(deps: {
       for await (const batch of stream) {
         const last = batch.contacts.at(-1);
         if (!last) continue;
-        const emails = renderBatch(row, template, batch.contacts);
+        const emails = await renderBatch(row, source, batch.contacts);
         if (!(await commitBatch(row, emails, last.id, false))) return;
         if (signal.aborted) return;
       }
