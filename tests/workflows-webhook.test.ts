@@ -60,7 +60,7 @@ describe("workflows: WEBHOOK steps", () => {
   });
   afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
-  const run = async (config: Record<string, unknown>): Promise<ExecutionJson> => {
+  const run = async (config: Record<string, unknown>, context: Record<string, unknown> = { order: 7 }): Promise<ExecutionJson> => {
     const workflow = await flows.create({
       eventName: `hook_${randomUUID().slice(0, 8)}`,
       steps: [{ ref: "hook", type: "WEBHOOK", config }],
@@ -69,7 +69,7 @@ describe("workflows: WEBHOOK steps", () => {
     await call("POST", "/v1/track", { key: project.publicKey, body: { email, event: "exists" } });
     const started = await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, {
       key,
-      body: { email, context: { order: 7 } },
+      body: { email, context },
     });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
     return flows.executionWhen(workflow.id, started.body.id, finished, 30_000);
@@ -92,6 +92,29 @@ describe("workflows: WEBHOOK steps", () => {
     const expected = createHmac("sha256", secret).update(`${timestamp}.${request?.body}`).digest("hex");
     expect(request?.headers["x-herald-signature"]).toBe(`t=${timestamp},v1=${expected}`);
     expect(step?.output).toMatchObject({ request: { method: "POST" }, response: { status: 200, body: '{"ok":true}' } });
+  });
+
+  it("renders the headers and every string of a given body, and fails a step whose text does not render without calling", async () => {
+    const path = `/body-${randomUUID()}`;
+    const body = {
+      order: "#{{ context.order }}",
+      items: ["{{ context.sku | upcase }}", 3, { note: "{{ context.note | default: 'none' }}" }],
+    };
+    const execution = await run({ url: `${base}${path}`, headers: { "x-order": "{{ context.order }}" }, body }, { order: 8, sku: "ab-1" });
+    expect(execution.status, JSON.stringify(execution)).toBe("COMPLETED");
+    const request = received.find((item) => item.url === path);
+    expect(request?.headers["x-order"]).toBe("8");
+    expect(JSON.parse(request?.body ?? "{}")).toEqual({ order: "#8", items: ["AB-1", 3, { note: "none" }] });
+
+    // 3,000,000 characters, past what one text may render to.
+    const failing = `/too-long-${randomUUID()}`;
+    const refused = await run(
+      { url: `${base}${failing}`, body: { text: "{% for i in (1..context.n) %}0123456789{% endfor %}" } },
+      { n: 300_000 },
+    );
+    expect(refused.status).toBe("FAILED");
+    expect(refused.exitReason).toMatch(/^The webhook does not render: /);
+    expect(received.some((item) => item.url === failing)).toBe(false);
   });
 
   it("retries a 5xx answer with the same delivery id until it succeeds", async () => {

@@ -1,4 +1,4 @@
-import { commaSeparated, parseConfig, serviceEnvironment } from "@herald/platform";
+import { commaSeparated, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z.object({
@@ -19,6 +19,7 @@ export const configSchema = z.object({
   WEBHOOK_ALLOWED_ADDRESSES: commaSeparated.default([]),
   /** How long one webhook request may take. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  RENDER_THREADS: renderThreads,
 });
 
 export type Config = z.infer<typeof configSchema>;

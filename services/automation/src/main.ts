@@ -17,6 +17,7 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { FieldType } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
+import { createRenderPool } from "@herald/rendering/pool";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createStepRunner } from "./engine/step-runner.js";
@@ -85,17 +86,19 @@ try {
   const timers = observeTimers(metrics, db);
   const index = createTriggerIndex({ db, ttlMs: config.TRIGGER_INDEX_TTL_MS });
   const webhookSecrets = createWebhookSecrets({ db });
+  const renders = createRenderPool(config.RENDER_THREADS);
   const runner = createStepRunner({
     db,
     logger,
     delayScale: config.DELAY_TIME_SCALE,
     executors: {
-      ...createStepExecutors({ clients, delayScale: config.DELAY_TIME_SCALE }),
+      ...createStepExecutors({ clients, delayScale: config.DELAY_TIME_SCALE, renders }),
       WEBHOOK: createWebhookExecutor({
         secrets: webhookSecrets,
         dnsServers: config.DNS_SERVERS,
         allowedAddresses: config.WEBHOOK_ALLOWED_ADDRESSES,
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        renders,
       }),
     },
     batchSize: config.STEP_BATCH_SIZE,
@@ -149,6 +152,7 @@ try {
     () => triggers.stop(),
     () => changes.stop(),
     () => runner.stop(),
+    () => renders.close(),
     () => relay.stop(),
     closeDatabase,
     () => databaseProbe.close(),

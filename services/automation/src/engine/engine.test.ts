@@ -4,6 +4,7 @@ import { schemaOf } from "@herald/db";
 import { createEnvelope } from "@herald/kafka";
 import { createLogger } from "@herald/platform";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
+import { createRenderPool } from "@herald/rendering/pool";
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createDb, type Db } from "../db/client.js";
@@ -108,7 +109,7 @@ describe("the workflow engine", () => {
       createStepRunner({
         db,
         logger: createLogger({ name: "test", level: "silent" }),
-        executors: createStepExecutors({ clients, delayScale: 0.005 }),
+        executors: createStepExecutors({ clients, delayScale: 0.005, renders: createRenderPool(0) }),
         batchSize: 3,
         leaseMs: 30_000,
         idleMs: 50,
@@ -177,7 +178,11 @@ describe("the workflow engine", () => {
     // Midway: the event is applied while a runner runs the wait's first pass, before it records WAITING.
     const midway = randomUUID();
     await apply(tracked("trial.started", midway));
-    const executors = createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 1 });
+    const executors = createStepExecutors({
+      clients: {} as Parameters<typeof createStepExecutors>[0]["clients"],
+      delayScale: 1,
+      renders: createRenderPool(0),
+    });
     let inFirstPass: () => void = () => {};
     const firstPassStarted = new Promise<void>((resolve) => {
       inFirstPass = resolve;
@@ -247,7 +252,11 @@ describe("the workflow engine", () => {
       db,
       logger: createLogger({ name: "test", level: "silent" }),
       // The hour lasts 0.36 s here.
-      executors: createStepExecutors({ clients: {} as Parameters<typeof createStepExecutors>[0]["clients"], delayScale: 0.0001 }),
+      executors: createStepExecutors({
+        clients: {} as Parameters<typeof createStepExecutors>[0]["clients"],
+        delayScale: 0.0001,
+        renders: createRenderPool(0),
+      }),
       batchSize: 10,
       leaseMs: 30_000,
       idleMs: 50,

@@ -14,7 +14,8 @@ import type { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_
 import { FieldType as ProtoFieldType } from "@herald/proto/herald/contacts/v1/resources_pb";
 import { EmailKind, type EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import type { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_service_pb";
-import { createRenderer, TemplateError } from "@herald/rendering";
+import { describeProblem } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import {
   type DelayConfig,
   delayUnits,
@@ -65,9 +66,13 @@ export interface StepClients {
 }
 
 /** The executors of the step types that need no network of their own (WEBHOOK is in webhook.ts). */
-export function createStepExecutors(deps: { clients: StepClients; delayScale: number }): Record<string, StepExecutor> {
+export function createStepExecutors(deps: {
+  clients: StepClients;
+  delayScale: number;
+  /** Where SEND_EMAIL renders its Liquid (createRenderPool), off the event loop that fires the timers. */
+  renders: RenderPool;
+}): Record<string, StepExecutor> {
   const { contacts, conditionSubjects, emails, templates } = deps.clients;
-  const renderer = createRenderer();
 
   const exit: StepExecutor = async ({ step }) => ({ kind: "exit", reason: String(step.config.reason ?? "") || "Exited" });
 
@@ -179,16 +184,11 @@ export function createStepExecutors(deps: { clients: StepClients; delayScale: nu
       // Mail to the contact gets the contact's own links, which delivery signs and writes where the markers are;
       // mail to a fixed address is not the contact's to unsubscribe from, and its links render empty.
       const toContact = !config.to;
-      let rendered: { subject: string; body: string };
-      try {
-        rendered = renderer.render(
-          { subject, body },
-          { data, contact: { id: contact.id, email: contact.email }, ...(toContact ? recipientLinkMarkers : {}) },
-        );
-      } catch (error) {
-        if (error instanceof TemplateError) return { kind: "fail", error: `The email does not render: ${error.message}` };
-        throw error;
-      }
+      const [rendered] = await deps.renders.renderEach({ subject, body }, [
+        { data, contact: { id: contact.id, email: contact.email }, ...(toContact ? recipientLinkMarkers : {}) },
+      ]);
+      if (!rendered) throw new Error("the render threads answered no render");
+      if ("problem" in rendered) return { kind: "fail", error: `The email does not render: ${describeProblem(rendered.problem)}` };
       const to = config.to ?? contact.email;
       const answer = await emails.enqueueEmail({
         projectId: execution.projectId,

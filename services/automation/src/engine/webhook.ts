@@ -3,7 +3,8 @@ import { Resolver } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
-import { createRenderer } from "@herald/rendering";
+import { describeProblem } from "@herald/rendering";
+import type { RenderPool } from "@herald/rendering/pool";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import type { JsonObject, JsonValue, WebhookConfig } from "../domain/step-config.js";
 import type { StepExecutor } from "./step-outcome.js";
@@ -52,6 +53,23 @@ interface WebhookResponse {
   location?: string;
 }
 
+/** The strings of a JSON value, depth first: what withStrings puts back in the same order. */
+function stringsOf(value: JsonValue, into: string[] = []): string[] {
+  if (typeof value === "string") into.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, into);
+  else if (value && typeof value === "object") for (const item of Object.values(value)) stringsOf(item, into);
+  return into;
+}
+
+/** The value with each of its strings, depth first, replaced by the next of `strings`. */
+function withStrings(value: JsonValue, strings: Iterator<string>): JsonValue {
+  if (typeof value === "string") return strings.next().value ?? "";
+  if (Array.isArray(value)) return value.map((item) => withStrings(item, strings));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withStrings(item, strings)]));
+  return value;
+}
+
 /**
  * WEBHOOK steps: a rendered request, signed with the project's secret, through agents that
  * refuse private, loopback, link-local and metadata addresses once DNS has answered (and so
@@ -64,11 +82,12 @@ export function createWebhookExecutor(deps: {
   dnsServers: string[];
   allowedAddresses: string[];
   timeoutMs: number;
+  /** Where the URL, headers and body render their Liquid (createRenderPool), off the event loop that fires the timers. */
+  renders: RenderPool;
 }): StepExecutor {
   const lookup = lookupThrough(deps.dnsServers);
   const filtering = { allowIPAddressList: deps.allowedAddresses, ...(lookup ? { lookup } : {}) };
   const agents = { "http:": new RequestFilteringHttpAgent(filtering), "https:": new RequestFilteringHttpsAgent(filtering) };
-  const renderer = createRenderer();
 
   function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<WebhookResponse> {
     const agent = url.protocol === "https:" ? agents["https:"] : url.protocol === "http:" ? agents["http:"] : undefined;
@@ -97,14 +116,6 @@ export function createWebhookExecutor(deps: {
     });
   }
 
-  const renderValue = (value: JsonValue, variables: Parameters<typeof renderer.render>[1]): JsonValue => {
-    if (typeof value === "string") return renderer.render({ subject: value, body: "" }, variables).subject;
-    if (Array.isArray(value)) return value.map((item) => renderValue(item, variables));
-    if (value && typeof value === "object")
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderValue(item, variables)]));
-    return value;
-  };
-
   return async ({ run, execution, step }) => {
     const config = step.config as unknown as WebhookConfig;
     const variables = {
@@ -114,9 +125,19 @@ export function createWebhookExecutor(deps: {
         contactId: execution.contactId,
       },
     };
+    // Every text of the step in one task of the render threads: the URL, the headers' values, then the body's strings.
+    const headerNames = Object.keys(config.headers);
+    const texts = [config.url, ...Object.values(config.headers), ...(config.body === undefined ? [] : stringsOf(config.body))];
+    const rendered: string[] = [];
+    for (const result of await deps.renders.renderTexts(texts, variables)) {
+      if (typeof result !== "string") return { kind: "fail", error: `The webhook does not render: ${describeProblem(result.problem)}` };
+      rendered.push(result);
+    }
+    const [renderedUrl = "", ...rest] = rendered;
+    const renderedHeaders = Object.fromEntries(headerNames.map((name, index) => [name, rest[index] ?? ""]));
     let url: URL;
     try {
-      url = new URL(renderValue(config.url, variables) as string);
+      url = new URL(renderedUrl);
     } catch {
       return { kind: "fail", error: "The rendered webhook URL is not a URL" };
     }
@@ -132,14 +153,12 @@ export function createWebhookExecutor(deps: {
             trigger: { name: execution.triggerEvent, data: execution.triggerData },
             context: execution.context,
           }
-        : renderValue(config.body, variables);
+        : withStrings(config.body, rest.slice(headerNames.length).values());
     const body = config.method === "GET" ? undefined : JSON.stringify(payload);
     const { secret } = await deps.secrets.get(execution.projectId);
     const timestamp = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
-      ...(Object.fromEntries(
-        Object.entries(config.headers).map(([name, value]) => [name, renderValue(value, variables) as string]),
-      ) as Record<string, string>),
+      ...renderedHeaders,
       "content-type": "application/json",
       "user-agent": "Herald-Webhooks/1",
       "x-herald-delivery": run.id,
