@@ -36,11 +36,12 @@ export const metricsPort = z
   .refine((port) => port === undefined || port <= 65535, { message: "must be a port number (0 to 65535)" });
 
 /**
- * RENDER_THREADS, in the services that render Liquid (delivery, campaigns, automation): the worker threads that parse
- * and render it (createRenderPool of @herald/rendering/pool); 0 renders on the event loop, where one heavy template
- * holds everything else the process does. Default: as many as the cores this process may use.
+ * RENDER_THREADS, in the services that render Liquid (delivery, campaigns, automation): the most worker threads that
+ * parse and render it at once (createRenderPool of @herald/rendering/pool); 0 renders on the event loop, where one
+ * heavy template holds everything else the process does. Default: the cores this process may use, at most 4 (one
+ * stays started, the others start when renders wait and stop after a minute without).
  */
-export const renderThreads = z.coerce.number().int().min(0).max(64).default(availableParallelism());
+export const renderThreads = z.coerce.number().int().min(0).max(64).default(Math.min(4, availableParallelism()));
 
 export const postgresUrl = z.string().refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), {
   message: "must be a postgresql://user@host:port/database URL",

@@ -33,7 +33,7 @@ const validSourcesKept = 500;
 // Compiled, the entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
 const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./render-thread.ts" : "./render-thread.js", import.meta.url);
 
-/** `threads` worker threads (piscina), or with 0 the calling thread (unit tests). */
+/** Up to `threads` worker threads (piscina), or with 0 the calling thread (unit tests). */
 export function createRenderPool(threads: number): RenderPool {
   if (threads === 0) {
     return {
@@ -47,9 +47,10 @@ export function createRenderPool(threads: number): RenderPool {
   }
   const pool = new Piscina<RenderThreadTask, TemplateProblem[] | RenderOutcome | EachRendered | TextsRendered>({
     filename: threadEntry.href,
-    minThreads: threads,
+    // One thread stays started; more start while renders wait for one, and stop after a minute without work.
+    minThreads: 1,
     maxThreads: threads,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout: 60_000,
   });
   // Whole sources a thread found valid: a busy sender checks the same few over and over, and a hop costs more than the hash.
   const valid = new LRUCache<string, true>({ max: validSourcesKept });
