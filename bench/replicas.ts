@@ -177,6 +177,44 @@ export interface ReplicaMeasurement {
 }
 
 /**
+ * `count` POSTs to `path` with `key`, spread evenly over the gateways (connections too), the nth with `bodyOf(n)`;
+ * answers the 2xx of each gateway and the refused or failed, and hands each 2xx answer's body to `onAccepted`.
+ */
+async function postOverGateways(
+  replicas: Replica[],
+  options: { path: string; key: string; count: number; bodyOf: (sequence: number) => unknown; onAccepted?: (body: string) => void },
+): Promise<{ accepted: number[]; failed: number }> {
+  let next = 0;
+  let failed = 0;
+  const accepted = await Promise.all(
+    replicas.map(async ({ processes }, index) => {
+      let ok = 0;
+      const result = await autocannon({
+        url: `${processes.gatewayUrl}${options.path}`,
+        connections: connections / replicas.length,
+        pipelining: 1,
+        amount: Math.floor(options.count / replicas.length) + (index < options.count % replicas.length ? 1 : 0),
+        requests: [
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${options.key}` },
+            setupRequest: (request) => ({ ...request, body: JSON.stringify(options.bodyOf(next++)) }),
+            onResponse: (status, body) => {
+              if (status < 200 || status >= 300) return;
+              ok++;
+              options.onAccepted?.(body);
+            },
+          },
+        ],
+      });
+      failed += result.non2xx + result.errors;
+      return ok;
+    }),
+  );
+  return { accepted, failed };
+}
+
+/**
  * POST /v1/send of `count` ~3 KB emails, each to its own recipient, spread over the gateways (each calls
  * its own delivery), sent by every delivery's dispatcher into the sink: each recipient must get one message,
  * no Message-ID may come twice, and each delivery's herald_email_dispatches_total says what it sent.
@@ -189,44 +227,22 @@ async function sendEmails(
   from: string,
 ): Promise<{ accepted: Set<string>; perGateway: number[] }> {
   const accepted = new Set<string>();
-  let next = 0;
-  const perGateway = await Promise.all(
-    replicas.map(async ({ processes }, index) => {
-      let ok = 0;
-      await autocannon({
-        url: `${processes.gatewayUrl}/v1/send`,
-        connections: connections / replicas.length,
-        pipelining: 1,
-        amount: Math.floor(count / replicas.length) + (index < count % replicas.length ? 1 : 0),
-        requests: [
-          {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${secretKey}` },
-            setupRequest: (request) => {
-              const sent = next++;
-              return {
-                ...request,
-                body: JSON.stringify({
-                  to: `r${sent}@${recipientDomain}`,
-                  from,
-                  subject: "Your receipt {{order}}",
-                  body: receiptHtml,
-                  data: { order: { value: `A-${sent}`, persistent: false }, plan: "pro" },
-                }),
-              };
-            },
-            onResponse: (status, body) => {
-              if (status < 200 || status >= 300) return;
-              ok++;
-              const answer = JSON.parse(body) as { data: { emails: Array<{ contact: { email: string } }> } };
-              for (const email of answer.data.emails) accepted.add(email.contact.email);
-            },
-          },
-        ],
-      });
-      return ok;
+  const { accepted: perGateway } = await postOverGateways(replicas, {
+    path: "/v1/send",
+    key: secretKey,
+    count,
+    bodyOf: (sent) => ({
+      to: `r${sent}@${recipientDomain}`,
+      from,
+      subject: "Your receipt {{order}}",
+      body: receiptHtml,
+      data: { order: { value: `A-${sent}`, persistent: false }, plan: "pro" },
     }),
-  );
+    onAccepted: (body) => {
+      const answer = JSON.parse(body) as { data: { emails: Array<{ contact: { email: string } }> } };
+      for (const email of answer.data.emails) accepted.add(email.contact.email);
+    },
+  });
   return { accepted, perGateway };
 }
 
@@ -293,49 +309,13 @@ async function measureSend(
 }
 
 /** POST /v1/track with the public key, `count` requests over the gateways, a new contact every 10; answers the 2xx per gateway. */
-async function track(
-  replicas: Replica[],
-  publicKey: string,
-  event: string,
-  count: number,
-): Promise<{ accepted: number[]; failed: number }> {
-  let next = 0;
-  let failed = 0;
-  const accepted = await Promise.all(
-    replicas.map(async ({ processes }, index) => {
-      let ok = 0;
-      const result = await autocannon({
-        url: `${processes.gatewayUrl}/v1/track`,
-        connections: connections / replicas.length,
-        pipelining: 1,
-        amount: Math.floor(count / replicas.length) + (index < count % replicas.length ? 1 : 0),
-        requests: [
-          {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${publicKey}` },
-            setupRequest: (request) => {
-              const sequence = next++;
-              return {
-                ...request,
-                body: JSON.stringify({
-                  email: `${event}-${Math.floor(sequence / 10)}@replicas.bench`,
-                  event,
-                  data: { plan: "pro", sequence },
-                }),
-              };
-            },
-            onResponse: (status) => {
-              if (status >= 200 && status < 300) ok++;
-            },
-          },
-        ],
-      });
-      failed += result.non2xx + result.errors;
-      return ok;
-    }),
-  );
-  return { accepted, failed };
-}
+const track = (replicas: Replica[], publicKey: string, event: string, count: number) =>
+  postOverGateways(replicas, {
+    path: "/v1/track",
+    key: publicKey,
+    count,
+    bodyOf: (sequence) => ({ email: `${event}-${Math.floor(sequence / 10)}@replicas.bench`, event, data: { plan: "pro", sequence } }),
+  });
 
 async function measureTrack(
   target: ReplicasBenchTarget,

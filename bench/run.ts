@@ -21,7 +21,7 @@ import { campaignBenchmarks } from "./campaigns.ts";
 import { dashboardFirstScreen } from "./dashboard.ts";
 import { replicaBenchmarks } from "./replicas.ts";
 import { segmentBenchmarks } from "./segments.ts";
-import { delivered, type SendBenchTarget, sendApi, verifyApi } from "./send.ts";
+import { delivered, sendApi, verifyApi } from "./send.ts";
 import { stallBenchmarks } from "./stalls.ts";
 import { benchTriggerEvent, delayedEmails, listeningWorkflows, type WorkflowBenchTarget } from "./workflows.ts";
 
@@ -213,6 +213,16 @@ const stack = await startStack(
 /** `npm run bench -- track segments` runs only the named groups; no names runs them all. */
 const chosen = process.argv.slice(2);
 const wanted = (group: string) => chosen.length === 0 || chosen.includes(group);
+/** What the pipeline benchmarks drive: the stack, its database, the DNS server and the SMTP sink. */
+const target: WorkflowBenchTarget = {
+  gatewayUrl: stack.gatewayUrl,
+  deliveryUrl: stack.serviceUrls.delivery,
+  databaseUrl: database.databaseUrl,
+  dns,
+  sink,
+  project: () => benchProject(stack.gatewayUrl),
+  load,
+};
 try {
   const rows: string[] = [];
   if (wanted("edge")) {
@@ -228,28 +238,11 @@ try {
     }
   }
   if (wanted("workflows")) {
-    const target: WorkflowBenchTarget = {
-      gatewayUrl: stack.gatewayUrl,
-      deliveryUrl: stack.serviceUrls.delivery,
-      databaseUrl: database.databaseUrl,
-      dns,
-      sink,
-      project: () => benchProject(stack.gatewayUrl),
-      load,
-    };
     rows.push(await delayedEmails(target, Number(process.env.BENCH_WORKFLOW_EXECUTIONS ?? 10_000)));
   }
   if (wanted("import")) rows.push(await csvImport(stack.gatewayUrl, 50_000));
   if (wanted("dashboard")) rows.push(...(await dashboardFirstScreen(stack.gatewayUrl)));
   if (wanted("send") || wanted("verify") || wanted("stalls")) {
-    const target: SendBenchTarget = {
-      gatewayUrl: stack.gatewayUrl,
-      deliveryUrl: stack.serviceUrls.delivery,
-      dns,
-      sink,
-      project: () => benchProject(stack.gatewayUrl),
-      load,
-    };
     if (wanted("verify")) rows.push(await verifyApi(target, 50));
     if (wanted("stalls")) {
       const stalls = await stallBenchmarks(target, { gateway: stack.metricsUrls.gateway, delivery: stack.metricsUrls.delivery });
@@ -274,33 +267,13 @@ try {
   );
   if (rows.length > 0) console.log(["| path | load | throughput | latency | outcome |", "|---|---|---|---|---|", ...rows].join("\n"));
   if (wanted("campaigns")) {
-    const campaigns = await campaignBenchmarks(
-      {
-        gatewayUrl: stack.gatewayUrl,
-        deliveryUrl: stack.serviceUrls.delivery,
-        databaseUrl: database.databaseUrl,
-        dns,
-        sink,
-        project: () => benchProject(stack.gatewayUrl),
-        load,
-      },
-      Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000),
-    );
+    const campaigns = await campaignBenchmarks(target, Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000));
     console.log(["", "| campaign | measure | result | detail |", "|---|---|---|---|", ...campaigns.rows].join("\n"));
     console.log(`\n${campaigns.detail}`);
   }
   if (wanted("replicas")) {
     const replicas = await replicaBenchmarks(
-      {
-        stack,
-        gatewayUrl: stack.gatewayUrl,
-        deliveryUrl: stack.serviceUrls.delivery,
-        databaseUrl: database.databaseUrl,
-        dns,
-        sink,
-        project: () => benchProject(stack.gatewayUrl),
-        load,
-      },
+      { ...target, stack },
       { emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000), tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000) },
     );
     console.log(

@@ -62,10 +62,10 @@ export async function stallBenchmarks(target: SendBenchTarget, metrics: StallsMe
   const domain = await verifiedDomain(target, secretKey);
   // Serialized before the timing starts: the bench's own JSON.stringify of 56 MB is not the server's time.
   const bodyOf = (fields: Record<string, unknown>) =>
-    Buffer.from(
+    new TextEncoder().encode(
       JSON.stringify({ to: `stall-${Date.now()}@stalls.bench`, from: `hello@${domain}`, subject: "Hi", body: "<p>Hi</p>", ...fields }),
     );
-  const post = async (body: Buffer) => {
+  const post = async (body: Uint8Array<ArrayBuffer>) => {
     const answer = await fetch(`${target.gatewayUrl}/v1/send`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${secretKey}` },
