@@ -89,9 +89,12 @@ function validate(source: Partial<TemplateSource>): TemplateProblem[] {
 function renderWithin(source: TemplateSource, recipients: RenderVariables[], timeMs: number): RenderOutcome {
   const started = performance.now();
   const rendered: RenderedTemplate[] = [];
+  // Looked up (hashed) once for the task, not once per recipient; a source that does not parse fails the first.
+  let template: CompiledTemplate | undefined;
   for (const [index, variables] of recipients.entries()) {
     try {
-      rendered.push(renderer.render(compile(source), variables, { timeMs: timeMs - (performance.now() - started) }));
+      template ??= compile(source);
+      rendered.push(renderer.render(template, variables, { timeMs: timeMs - (performance.now() - started) }));
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       const outOfTime = error.problem.kind === "limit" && performance.now() - started >= timeMs;
