@@ -98,8 +98,8 @@ export function createSends(deps: {
         contactId: string;
         contactEmail: string;
         emailId: string;
-        unsubscribeUrl: string;
-        variables: RenderVariables;
+        links: ReturnType<typeof recipientLinks>;
+        data: RenderVariables["data"];
       }> = [];
       for (const recipient of request.to) {
         const { contact, variables } = await deps.upsertContact({
@@ -118,13 +118,17 @@ export function createSends(deps: {
           contactId: contact.id,
           contactEmail: contact.email,
           emailId,
-          unsubscribeUrl: links.unsubscribeUrl,
-          variables: { data: variables ?? contact.data ?? {}, contact: { id: contact.id, email: contact.email }, ...links },
+          links,
+          data: variables ?? contact.data ?? {},
         });
       }
       const outcome = await renders.render(
         source,
-        recipients.map((recipient) => recipient.variables),
+        recipients.map((recipient) => ({
+          data: recipient.data,
+          contact: { id: recipient.contactId, email: recipient.contactEmail },
+          ...recipient.links,
+        })),
         sendLimits.renderMs,
       );
       if ("failed" in outcome) {
@@ -160,7 +164,7 @@ export function createSends(deps: {
           attachments: request.attachments,
           category: "TRANSACTIONAL",
           // Marketing content by its sender's own label: one-click unsubscribe (RFC 8058), as Gmail's and Yahoo's bulk-sender rules expect.
-          ...(template?.type === "MARKETING" ? { listUnsubscribe: { url: recipient.unsubscribeUrl } } : {}),
+          ...(template?.type === "MARKETING" ? { listUnsubscribe: { url: recipient.links.unsubscribeUrl } } : {}),
           ...(template ? { templateId: template.id } : {}),
         };
       });
