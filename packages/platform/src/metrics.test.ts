@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "./logger.js";
 import { createMetrics, type GaugeSample, type Metrics } from "./metrics.js";
@@ -18,6 +19,16 @@ describe("createMetrics", () => {
     expect(await answer.text()).toContain("# TYPE process_cpu_user_seconds_total counter");
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     expect((await fetch(`http://127.0.0.1:${port}/metrics`, { method: "POST" })).status).toBe(404);
+  });
+
+  it("answers 400 to a request target that is no path (absolute form, asterisk), and serves on", async () => {
+    metrics = createMetrics({ port: 0, logger });
+    const port = Number(await metrics.listen("127.0.0.1"));
+    for (const target of ["http://[", "*", "http://metrics/metrics", "example.com:443"]) {
+      expect(await rawStatusLine(port, `GET ${target} HTTP/1.1\r\nhost: metrics\r\n\r\n`), target).toBe("HTTP/1.1 400 Bad Request");
+    }
+    expect(await rawStatusLine(port, "GET /metrics?name[]=up HTTP/1.1\r\nhost: metrics\r\n\r\n")).toBe("HTTP/1.1 200 OK");
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
   });
 
   it("listens nowhere without a port", async () => {
@@ -67,3 +78,21 @@ describe("createMetrics", () => {
     expect(await metrics.registry.metrics()).toContain('herald_metrics_read_failures_total{reader="slow"} 1');
   });
 });
+
+/** The status line the server answers to raw request bytes. */
+function rawStatusLine(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(request));
+    let received = "";
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+      const end = received.indexOf("\r\n");
+      if (end !== -1) {
+        socket.destroy();
+        resolve(received.slice(0, end));
+      }
+    });
+    socket.on("error", reject);
+    socket.on("close", () => reject(new Error(`closed after ${JSON.stringify(received)}`)));
+  });
+}

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Logger } from "./logger.js";
+import { guardRequests } from "./request-guard.js";
 
 /** The services' own counters and histograms come from the same prom-client as the registry they join. */
 export { Counter, Histogram } from "prom-client";
@@ -53,6 +54,18 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     timer.unref();
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * 200 for `GET /metrics` (with any query, which Prometheus may add), 400 for a target that is no path (absolute form
+ * `http://[`, `*`, `example.com:443`), 404 for any other path and method. Compared as strings: the target is not
+ * parsed, so nothing a client sends can make it throw.
+ */
+export function statusOfTarget(method: string | undefined, target: string | undefined): 200 | 400 | 404 {
+  if (target === undefined || !target.startsWith("/")) return 400;
+  const query = target.indexOf("?");
+  const path = query === -1 ? target : target.slice(0, query);
+  return method === "GET" && path === "/metrics" ? 200 : 404;
 }
 
 /**
@@ -135,24 +148,30 @@ export function createMetrics(options: { port?: number | undefined; logger: Logg
     listen(host = "0.0.0.0") {
       const { port } = options;
       if (port === undefined) return Promise.resolve(undefined);
-      const listening = http.createServer((request, response) => {
-        if (request.method !== "GET" || new URL(request.url ?? "/", "http://metrics").pathname !== "/metrics") {
-          response.writeHead(404, { "content-type": "text/plain" }).end("not found: metrics are at GET /metrics\n");
-          return;
-        }
-        registry.metrics().then(
-          (text) => response.writeHead(200, { "content-type": registry.contentType }).end(text),
-          (error: unknown) => {
-            options.logger.error({ err: error }, "collecting metrics failed");
-            response.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
-          },
-        );
-      });
+      // Bytes node:http cannot parse are answered 400 by its default `clientError` handler, which closes the socket.
+      const listening = http.createServer(
+        guardRequests(options.logger, "metrics", (request: http.IncomingMessage, response: http.ServerResponse) => {
+          const status = statusOfTarget(request.method, request.url);
+          if (status !== 200) {
+            response.writeHead(status, { "content-type": "text/plain" }).end(`${http.STATUS_CODES[status]}: metrics are at GET /metrics\n`);
+            return;
+          }
+          registry.metrics().then(
+            (text) => response.writeHead(200, { "content-type": registry.contentType }).end(text),
+            (error: unknown) => {
+              options.logger.error({ err: error }, "collecting metrics failed");
+              response.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
+            },
+          );
+        }),
+      );
       server = listening;
       return new Promise((resolve, reject) => {
         listening.once("error", reject);
         listening.listen(port, host, () => {
           listening.off("error", reject);
+          // Once listening, an error (accepting past the open-files limit) is logged: the server keeps listening.
+          listening.on("error", (error) => options.logger.error({ err: error }, "the metrics server failed to accept a connection"));
           resolve((listening.address() as AddressInfo).port);
         });
       });
