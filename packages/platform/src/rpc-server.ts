@@ -5,7 +5,9 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { internalRpcToken } from "./config.js";
 import { type HealthState, registerHealth } from "./health.js";
 import { createTokenAuthInterceptor } from "./interceptors.js";
+import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
+import { guardRequests } from "./request-guard.js";
 
 /** gRPC's customary bound on a message: what every service but delivery needs (the gateway reads at most 5 MB of CSV). */
 export const defaultReadMaxBytes = 8 * 1024 * 1024;
@@ -34,6 +36,8 @@ export function createRpcServer(options: {
   token?: string;
   /** Counts every call (RED per RPC), those refused for their token included. */
   metrics?: Metrics | undefined;
+  /** Where a request's failure outside its RPC handler (a malformed :authority) and a client's bad frames are logged. */
+  logger: Logger;
 }): RpcServer {
   const handler = connectNodeAdapter({
     grpc: true,
@@ -51,12 +55,16 @@ export function createRpcServer(options: {
       options.routes(router);
     },
   });
-  const server = http2.createServer(handler);
+  // The adapter builds a URL from each request's :authority and path before its own error handling: a bad one throws.
+  const server = http2.createServer(guardRequests(options.logger, "rpc", handler));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
+  // A client's bad frames end its session or stream, nothing more: logged at debug, as the client's problem.
+  server.on("sessionError", (error) => options.logger.debug({ err: error }, "an HTTP/2 session failed"));
+  server.on("streamError", (error) => options.logger.debug({ err: error }, "an HTTP/2 stream failed"));
 
   return {
     health: options.health,
@@ -65,6 +73,8 @@ export function createRpcServer(options: {
         server.once("error", reject);
         server.listen(port, host, () => {
           server.off("error", reject);
+          // Once listening, an error (accepting past the open-files limit) is logged: the server keeps listening.
+          server.on("error", (error) => options.logger.error({ err: error }, "the RPC server failed to accept a connection"));
           resolve((server.address() as AddressInfo).port);
         });
       });

@@ -26,6 +26,7 @@ describe("the RPC server and client", () => {
     server = createRpcServer({
       health: createHealthState([IdentityService.typeName]),
       interceptors: serverInterceptors({ logger }),
+      logger,
       routes: (router) =>
         router.service(IdentityService, {
           getServiceInfo: () => {
@@ -115,6 +116,7 @@ describe("the internal RPC token", () => {
     server = createRpcServer({
       health: createHealthState([IdentityService.typeName]),
       interceptors: serverInterceptors({ logger }),
+      logger,
       routes: (router) => router.service(IdentityService, { getServiceInfo: () => ({ info: { name: "identity" } }) }),
       token,
     });

@@ -22,6 +22,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([AutomationService.typeName, WorkflowsService.typeName]),
     interceptors: serverInterceptors(deps),
+    logger: deps.logger,
     metrics: deps.metrics,
     routes: (router) => {
       router.service(AutomationService, createAutomationRpc(deps));

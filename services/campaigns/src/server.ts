@@ -18,6 +18,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([CampaignsService.typeName]),
     interceptors: serverInterceptors(deps),
+    logger: deps.logger,
     metrics: deps.metrics,
     routes: (router) => router.service(CampaignsService, createCampaignsRpc(deps)),
   });

@@ -61,6 +61,7 @@ export function build(deps: Deps): RpcServer {
       ConditionSubjectsService.typeName,
     ]),
     interceptors: serverInterceptors(deps),
+    logger: deps.logger,
     metrics: deps.metrics,
     routes: (router) => {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));

@@ -85,6 +85,7 @@ export function build(deps: Deps): RpcServer {
       ...(deps.campaignSends ? [CampaignSendsService.typeName] : []),
     ]),
     interceptors: serverInterceptors(deps),
+    logger: deps.logger,
     metrics: deps.metrics,
     // A send: its message as sent is at most 40 MB (sendLimits.messageBytes, attachments base64-encoded), more than
     // the attachments' bytes and the parts it is made of; the rest is the call's recipients and fields.

@@ -81,6 +81,7 @@ export function build(deps: Deps): RpcServer {
   return createRpcServer({
     health: createHealthState([IdentityService.typeName, AccountService.typeName, ProjectService.typeName, BillingService.typeName]),
     interceptors: serverInterceptors(deps),
+    logger: deps.logger,
     metrics: deps.metrics,
     routes: (router) => {
       router.service(IdentityService, createIdentityRpc(deps));

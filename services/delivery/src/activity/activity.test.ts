@@ -30,6 +30,7 @@ beforeAll(async () => {
   server = createRpcServer({
     health: createHealthState([ActivityService.typeName]),
     interceptors: serverInterceptors({ logger }),
+    logger,
     routes: (router) => router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: harness.db }) })),
   });
   const port = await server.listen(0, "127.0.0.1");
