@@ -78,6 +78,8 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerTracing(app);
   if (deps.metrics) registerHttpMetrics(app, deps.metrics);
   registerErrorHandling(app);
+  // Fastify listens for the server's 'error' only until it listens; one after (accepting past the open-files limit) would end the process.
+  app.server.on("error", (error) => app.log.error({ err: error }, "the HTTP server reported an error"));
   await app.register(cookie);
   await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });
   const authFailures = await registerRateLimit(app, {
