@@ -1,0 +1,55 @@
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const platform = new URL("../dist/index.js", import.meta.url).href;
+
+/** Runs a process that calls onShutdown as every main.ts does, then `after`; resolves with its exit code and output. */
+function runProcess(after: string): Promise<{ code: number | null; output: string }> {
+  const script = `import { createLogger, onShutdown } from ${JSON.stringify(platform)};
+    onShutdown(createLogger({ name: "shutdown-test" }), []);
+    ${after}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, output }));
+  });
+}
+
+/** The fatal (level 60) log lines of pino's JSON output. */
+const fatalLines = (output: string) =>
+  output
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; origin?: string; err?: { message: string } })
+    .filter((line) => line.level === 60);
+
+describe("exitOnUncaughtErrors (installed by onShutdown)", () => {
+  it("logs an uncaught exception as fatal with its error, and exits with status 1", async () => {
+    const { code, output } = await runProcess(`setTimeout(() => { throw new Error("a bug outside any handler"); }, 10);`);
+    expect(code).toBe(1);
+    expect(fatalLines(output)).toEqual([
+      expect.objectContaining({ origin: "uncaughtException", err: expect.objectContaining({ message: "a bug outside any handler" }) }),
+    ]);
+  });
+
+  it("logs an unhandled rejection as fatal, and exits with status 1", async () => {
+    const { code, output } = await runProcess(`setTimeout(() => { Promise.reject(new Error("nobody awaits this")); }, 10);`);
+    expect(code).toBe(1);
+    expect(fatalLines(output)).toEqual([
+      expect.objectContaining({ origin: "unhandledRejection", err: expect.objectContaining({ message: "nobody awaits this" }) }),
+    ]);
+  });
+
+  it("does not get in the way of a process that ends normally", async () => {
+    const { code, output } = await runProcess(`setTimeout(() => process.exit(0), 10);`);
+    expect(code).toBe(0);
+    expect(fatalLines(output)).toEqual([]);
+  });
+});
