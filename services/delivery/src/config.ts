@@ -146,8 +146,13 @@ export const configSchema = z
       .int()
       .min(64 * 1024)
       .default(10 * 1024 * 1024),
-    /** Open connections one client address may hold to INBOUND_SMTP_PORT; more are refused with 421. */
-    INBOUND_SMTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(200).default(5),
+    /** Open connections INBOUND_SMTP_PORT holds, all clients together; more are refused with 421. */
+    INBOUND_SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(200),
+    /**
+     * Open connections one client (an address, an IPv6 /64) may hold to INBOUND_SMTP_PORT: its share of
+     * INBOUND_SMTP_MAX_CLIENTS, at most all of them. More are refused with 421.
+     */
+    INBOUND_SMTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(100_000).default(5),
     /**
      * Bytes of messages INBOUND_SMTP_PORT holds in memory at once, all clients together; a message that would go past
      * it is refused with 452, and its sender tries again later. At least INBOUND_SMTP_MAX_BYTES.
@@ -260,6 +265,13 @@ export const configSchema = z
     }
     if (config.INBOUND_SMTP_BUFFER_BYTES < config.INBOUND_SMTP_MAX_BYTES) {
       context.addIssue({ code: "custom", path: ["INBOUND_SMTP_BUFFER_BYTES"], message: "must be at least INBOUND_SMTP_MAX_BYTES" });
+    }
+    if (config.INBOUND_SMTP_MAX_CONNECTIONS_PER_IP > config.INBOUND_SMTP_MAX_CLIENTS) {
+      context.addIssue({
+        code: "custom",
+        path: ["INBOUND_SMTP_MAX_CONNECTIONS_PER_IP"],
+        message: "must be at most INBOUND_SMTP_MAX_CLIENTS",
+      });
     }
     if (config.INBOUND_SMTP_PORT !== undefined && !config.BOUNCE_DOMAIN) {
       context.addIssue({ code: "custom", path: ["BOUNCE_DOMAIN"], message: "is required with INBOUND_SMTP_PORT" });

@@ -234,6 +234,7 @@ try {
           events: emailEvents,
           logger,
           maxMessageBytes: config.INBOUND_SMTP_MAX_BYTES,
+          maxClients: config.INBOUND_SMTP_MAX_CLIENTS,
           maxConnectionsPerIp: config.INBOUND_SMTP_MAX_CONNECTIONS_PER_IP,
           bufferBytes: config.INBOUND_SMTP_BUFFER_BYTES,
           ...(config.inboundMxHost

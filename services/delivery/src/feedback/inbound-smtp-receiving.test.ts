@@ -41,6 +41,7 @@ describe("inbound SMTP for projects' domains: what it accepts and its bounds", (
       events,
       logger: createLogger({ name: "inbound-receiving-test", level: "silent" }),
       maxMessageBytes: 64 * 1024,
+      maxClients: 200,
       maxConnectionsPerIp: 5,
       bufferBytes: 256 * 1024,
       receiving: { domains, mail, projectMessagesPerMinute: 2, maxRecipients: 3 },

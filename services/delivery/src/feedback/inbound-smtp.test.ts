@@ -3,7 +3,7 @@ import { createTransport } from "nodemailer";
 import SMTPConnection from "nodemailer/lib/smtp-connection";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmailEventRecorder } from "./email-events.js";
-import { createInboundSmtp, type InboundSmtp } from "./inbound-smtp.js";
+import { clientOf, createInboundSmtp, type InboundSmtp } from "./inbound-smtp.js";
 import { createReturnPaths } from "./return-path.js";
 
 const returnPaths = createReturnPaths({ domain: "bounces.inbound-smtp.test", secret: "inbound smtp test secret, 32+ characters" });
@@ -48,6 +48,7 @@ describe("inbound SMTP's bounds (issue 20)", () => {
       events,
       logger: createLogger({ name: "inbound-smtp-test", level: "silent" }),
       maxMessageBytes,
+      maxClients: 200,
       maxConnectionsPerIp: 2,
       bufferBytes,
     });
@@ -96,5 +97,81 @@ describe("inbound SMTP's bounds (issue 20)", () => {
     }
     expect(again?.stage).toBe("connected");
     for (const connection of open) connection.close();
+  });
+});
+
+/** An SMTP connection from the given local address (any of 127.0.0.0/8 reaches a listener on 127.0.0.1). */
+function connectFrom(port: number, localAddress: string): Promise<SMTPConnection> {
+  return new Promise((resolve, reject) => {
+    const connection = new SMTPConnection({ host: "127.0.0.1", port, localAddress, secure: false, ignoreTLS: true });
+    connection.once("error", reject);
+    connection.connect(() => resolve(connection));
+  });
+}
+
+/** Retries a connection that a closing one may still stand in the way of, for a bounded while. */
+async function connectSoon(port: number, localAddress: string): Promise<SMTPConnection> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      return await connectFrom(port, localAddress);
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw lastError;
+}
+
+describe("inbound SMTP shares its connections between clients (issue 28)", () => {
+  let inbound: InboundSmtp;
+  let port: number;
+  const open: SMTPConnection[] = [];
+
+  beforeAll(async () => {
+    inbound = createInboundSmtp({
+      returnPaths,
+      events,
+      logger: createLogger({ name: "inbound-smtp-test", level: "silent" }),
+      maxMessageBytes,
+      maxClients: 3,
+      maxConnectionsPerIp: 2,
+      bufferBytes,
+    });
+    port = await inbound.listen(0, "127.0.0.1");
+  });
+  afterAll(async () => {
+    for (const connection of open) connection.close();
+    await inbound.close();
+  });
+
+  it("holds one address to its share with 421, serves another address, and refuses past maxClients with 421", async () => {
+    open.push(await connectFrom(port, "127.0.0.1"), await connectFrom(port, "127.0.0.1"));
+    const overShare = await connectFrom(port, "127.0.0.1").then(
+      (connection) => connection,
+      (error: { responseCode?: number; message: string }) => error,
+    );
+    if (overShare instanceof SMTPConnection) open.push(overShare);
+    expect(overShare).toMatchObject({ responseCode: 421, message: expect.stringMatching(/too many connections from your address/) });
+    // Another address takes the listener's third connection (once the refused one has closed).
+    open.push(await connectSoon(port, "127.0.0.2"));
+    // The listener is full: a third address is refused too, by the total.
+    const overTotal = await connectFrom(port, "127.0.0.3").then(
+      (connection) => connection,
+      (error: { responseCode?: number; message: string }) => error,
+    );
+    if (overTotal instanceof SMTPConnection) open.push(overTotal);
+    expect(overTotal).toMatchObject({ responseCode: 421, message: expect.stringMatching(/Too many connected clients/) });
+  });
+
+  it("counts an IPv4-mapped address as its IPv4 address, and an IPv6 client by its /64", () => {
+    expect(clientOf("::ffff:192.0.2.7")).toBe("192.0.2.7");
+    expect(clientOf("192.0.2.7")).toBe("192.0.2.7");
+    expect(clientOf("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(clientOf("2001:0DB8:0001:0002:ffff:ffff:ffff:ffff")).toBe("2001:db8:1:2::/64");
+    expect(clientOf("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
+    expect(clientOf("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(clientOf("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(clientOf("::1")).toBe("0:0:0:0::/64");
   });
 });

@@ -31,6 +31,26 @@ export interface InboundReceiving {
   maxRecipients: number;
 }
 
+/**
+ * Who a connection counts against: an IPv4 address (also when written IPv4-mapped, `::ffff:192.0.2.1`), or the /64 of
+ * an IPv6 address, since one host is routinely given a whole /64 and could otherwise open connections from as many
+ * addresses as it likes. Anything that is no IPv6 address counts as itself.
+ */
+export function clientOf(remoteAddress: string): string {
+  const address = remoteAddress.toLowerCase().replace(/%.*$/, "");
+  if (!address.includes(":")) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  const [head = "", tail] = address.split("::");
+  const headGroups = head === "" ? [] : head.split(":");
+  const tailGroups = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill("0"), ...tailGroups];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}
+
 /** A message refused for good once its content is read. */
 class RefusedMessage extends Error {}
 
@@ -44,8 +64,9 @@ class RefusedMessage extends Error {}
  * recorded now (the database is away) answers 451, so that the sender tries again later: an
  * accepted report is never lost.
  *
- * Nobody authenticates here, so memory is bounded three ways (issue 20): at most `maxConnectionsPerIp` open
- * connections per client address (421 past it), messages of at most `maxMessageBytes` (552), and at most
+ * Nobody authenticates here, so memory is bounded three ways (issue 20): at most `maxClients` open connections, of
+ * which one client (an address; an IPv6 /64, which one host is given) holds at most `maxConnectionsPerIp` (421 past
+ * either), so that one client cannot take the listener from the others (issue 28); messages of at most `maxMessageBytes` (552), and at most
  * `bufferBytes` held for all messages together: a message that would go past it is dropped as it arrives and
  * answered 452, a temporary refusal its sender retries.
  *
@@ -61,7 +82,9 @@ export function createInboundSmtp(deps: {
   logger: Logger;
   /** Larger messages are refused (552): reports are small, though some return the whole original. */
   maxMessageBytes: number;
-  /** Open connections per client address. */
+  /** Open connections the listener holds, all clients together (INBOUND_SMTP_MAX_CLIENTS); past them, 421. */
+  maxClients: number;
+  /** Open connections per client address (clientOf: an IPv6 client's /64), at most maxClients: its share of them. */
   maxConnectionsPerIp: number;
   /** Bytes of messages held in memory at once, all connections together. */
   bufferBytes: number;
@@ -145,24 +168,26 @@ export function createInboundSmtp(deps: {
     disabledCommands: ["AUTH", "STARTTLS"],
     disableReverseLookup: true,
     size: deps.maxMessageBytes,
-    maxClients: 200,
+    maxClients: deps.maxClients,
     socketTimeout: 60_000,
     onConnect(session, callback) {
-      const open = connectionsByIp.get(session.remoteAddress) ?? 0;
+      const client = clientOf(session.remoteAddress);
+      const open = connectionsByIp.get(client) ?? 0;
       if (open >= deps.maxConnectionsPerIp) {
         callback(reply(421, "4.7.0 too many connections from your address, try again later"));
         return;
       }
-      connectionsByIp.set(session.remoteAddress, open + 1);
+      connectionsByIp.set(client, open + 1);
       counted.add(session.id);
       callback();
     },
     onClose(session) {
       receivers.delete(session.id);
       if (!counted.delete(session.id)) return;
-      const open = (connectionsByIp.get(session.remoteAddress) ?? 1) - 1;
-      if (open > 0) connectionsByIp.set(session.remoteAddress, open);
-      else connectionsByIp.delete(session.remoteAddress);
+      const client = clientOf(session.remoteAddress);
+      const open = (connectionsByIp.get(client) ?? 1) - 1;
+      if (open > 0) connectionsByIp.set(client, open);
+      else connectionsByIp.delete(client);
     },
     onMailFrom(_address, session, callback) {
       // A new message in the session: the recipients of the last one are forgotten.
