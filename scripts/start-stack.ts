@@ -1,10 +1,10 @@
 // `npm start`: infrastructure where none answers, then every service, then the gateway.
 // Without SMTP_URL (and not sending through SES) a development mail sink catches what is sent.
-// Ctrl-C stops the services, the mail sink and whatever infrastructure this run started.
-import { type ChildProcess, spawn } from "node:child_process";
+// A service that exits is started again, after a wait that doubles while it keeps exiting (superviseProcesses).
+// Ctrl-C (or SIGTERM) stops the services, the mail sink and whatever infrastructure this run started.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureInfrastructure, localSecrets, type MailSink, startMailSink } from "@herald/devinfra";
+import { ensureInfrastructure, localSecrets, type MailSink, startMailSink, superviseProcesses } from "@herald/devinfra";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const services = ["identity", "contacts", "delivery", "campaigns", "automation", "gateway"];
@@ -56,32 +56,25 @@ const gatewayUrl = `http://localhost:${env.GATEWAY_PORT ?? "8080"}`;
 const metricsBasePort = portOf("METRICS_PORT", 9464);
 const metricsPortOf = (name: string) => metricsBasePort + services.indexOf(name);
 
-let stopping = false;
-const children = new Map<string, ChildProcess>();
-
-async function stopAll(code: number): Promise<never> {
-  stopping = true;
-  const exits = [...children.values()].map(
-    (child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve()))),
-  );
-  for (const child of children.values()) child.kill("SIGTERM");
-  await Promise.all(exits);
-  await Promise.all([mailSink?.stop(), infra.stop()]);
-  process.exit(code);
-}
-
-for (const name of services) {
-  const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
+const supervisor = superviseProcesses(
+  services.map((name) => ({
+    name,
+    command: process.execPath,
+    args: [`services/${name}/dist/main.js`],
     cwd: root,
     env: { ...env, METRICS_PORT: String(metricsPortOf(name)) },
-    stdio: "inherit",
-  });
-  children.set(name, child);
-  child.once("exit", (code, signal) => {
-    if (stopping) return;
-    console.error(`herald: ${name} exited (${signal ?? code}); stopping the rest`);
-    void stopAll(1);
-  });
+  })),
+  { log },
+);
+
+let stopping: Promise<never> | undefined;
+function stopAll(code: number): Promise<never> {
+  stopping ??= (async () => {
+    await supervisor.stop();
+    await Promise.all([mailSink?.stop(), infra.stop()]);
+    process.exit(code);
+  })();
+  return stopping;
 }
 process.once("SIGINT", () => void stopAll(0));
 process.once("SIGTERM", () => void stopAll(0));

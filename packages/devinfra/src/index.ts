@@ -15,6 +15,7 @@ export { createPostgresServer, ensureDatabase } from "./postgres.js";
 export type { LocalServer } from "./process.js";
 export { createRedisServer } from "./redis.js";
 export { type LocalSecrets, localSecretNames, localSecrets } from "./secrets.js";
+export { type SupervisedProcess, type Supervisor, type SupervisorOptions, superviseProcesses } from "./supervisor.js";
 
 export interface Infrastructure {
   databaseUrl: string;
