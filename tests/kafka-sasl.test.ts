@@ -6,18 +6,16 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createKafkaBroker, type KafkaBroker } from "@herald/devinfra";
 import { createKafka, kafkaConnectionOf } from "@herald/kafka";
-import { kafkaEnvironment, kafkaSaslCredentials, parseConfig } from "@herald/platform";
 import { freePort, repoPath } from "@herald/testing";
 import type { Kafka } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { loadConfig } from "../services/contacts/src/config.js";
 
 const run = promisify(execFile);
-const kafkaSettings = z.object(kafkaEnvironment).superRefine(kafkaSaslCredentials);
 
-/** A client made the way every service makes it: environment → config → kafkaConnectionOf → createKafka. */
+/** A client made the way every service makes it (contacts' here): environment → config → kafkaConnectionOf → createKafka. */
 const clientFor = (env: Record<string, string>): Kafka =>
-  createKafka({ clientId: "kafka-sasl-test", ...kafkaConnectionOf(parseConfig(kafkaSettings, env)) });
+  createKafka({ clientId: "kafka-sasl-test", ...kafkaConnectionOf(loadConfig({ NODE_ENV: "test", ...env })) });
 
 /** A CA, a broker certificate for 127.0.0.1 that it signed, and the broker's PKCS#12 keystore, made with openssl. */
 async function makeCertificates(dir: string, keystorePassword: string): Promise<{ caFile: string; keystoreFile: string }> {
@@ -154,7 +152,7 @@ describe("Kafka with SASL and TLS (KAFKA_TLS, KAFKA_SASL_*)", () => {
     await broker.start();
     saslBroker = `127.0.0.1:${sasl.port}`;
     tlsBroker = `127.0.0.1:${tls.port}`;
-  }, 240_000);
+  }, 360_000);
 
   afterAll(async () => {
     await broker?.stop();
