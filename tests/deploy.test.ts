@@ -19,9 +19,19 @@ const callers: Record<(typeof dataServices)[number], string[]> = {
   identity: ["gateway"],
   contacts: ["gateway", "delivery", "campaigns", "automation"],
   delivery: ["gateway", "identity", "campaigns", "automation"],
-  campaigns: ["gateway"],
+  campaigns: ["gateway", "contacts"],
   automation: ["gateway"],
 };
+/** What each process calls: the inverse of `callers`. */
+const callees = (service: string) => dataServices.filter((callee) => callers[callee].includes(service));
+/** The four keys the chart generates on `helm install`; given here so that `helm template` renders the Secret. */
+const generatedSecrets = [
+  `secrets.values.JWT_SECRET=${"j".repeat(48)}`,
+  `secrets.values.LINK_SIGNING_SECRET=${"l".repeat(48)}`,
+  `secrets.values.DKIM_ENCRYPTION_KEY=${"ab".repeat(32)}`,
+  `secrets.values.INTERNAL_RPC_TOKEN=${"t".repeat(48)}`,
+];
+const stripeAndOAuthSecrets = ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GOOGLE_CLIENT_SECRET"];
 
 // Kubernetes objects as helm renders them: only what the assertions read is typed.
 type Labels = Record<string, string>;
@@ -31,6 +41,7 @@ interface Probe {
 }
 interface Container {
   name: string;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
   args?: string[];
   ports?: Array<{ name: string; containerPort: number }>;
   env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }>;
@@ -41,6 +52,11 @@ interface Container {
   readinessProbe?: Probe;
   startupProbe?: Probe;
 }
+interface Peer {
+  podSelector?: { matchLabels: Labels };
+  namespaceSelector?: { matchLabels?: Labels };
+  ipBlock?: { cidr: string; except?: string[] };
+}
 interface Manifest {
   apiVersion: string;
   kind: string;
@@ -48,15 +64,18 @@ interface Manifest {
   data?: Record<string, string>;
   spec?: {
     podSelector?: { matchLabels: Labels };
+    policyTypes?: string[];
     selector?: Labels | { matchLabels: Labels };
-    ingress?: Array<{
-      ports?: Array<{ port: string | number }>;
-      from?: Array<{ podSelector?: { matchLabels: Labels }; namespaceSelector?: unknown }>;
-    }>;
+    ingress?: Array<{ ports?: Array<{ port: string | number }>; from?: Peer[] }>;
+    egress?: Array<{ ports?: Array<{ port: string | number; protocol?: string }>; to?: Peer[] }>;
     type?: string;
     template?: {
       metadata: { labels: Labels; annotations?: Record<string, string> };
-      spec: { securityContext?: { runAsNonRoot?: boolean; runAsUser?: number }; containers: Container[] };
+      spec: {
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+        containers: Container[];
+        volumes?: Array<{ name: string; secret?: { secretName: string }; configMap?: { name: string } }>;
+      };
     };
   };
 }
@@ -135,9 +154,11 @@ describe("the Helm chart in deploy/k8s", () => {
       const Model = await modelOf(manifest);
       expect(() => new Model(manifest).validate(), `${manifest.kind} ${manifest.metadata.name}`).not.toThrow();
     }
-    for (const kind of ["Deployment", "Service", "ServiceAccount", "PodDisruptionBudget", "NetworkPolicy"]) {
+    for (const kind of ["Deployment", "Service", "ServiceAccount", "PodDisruptionBudget"]) {
       expect(new Set(ofKind(manifests, kind).map(componentOf)), kind).toEqual(new Set(services));
     }
+    // One policy per service, the migration Job's, and the release's default denial.
+    expect(new Set(ofKind(manifests, "NetworkPolicy").map(componentOf))).toEqual(new Set([...services, "migrate", "default-deny"]));
   });
 
   it("renders the optional parts of the production example: Ingress, HPAs, ServiceMonitors and inbound SMTP on port 25", async () => {
@@ -229,7 +250,7 @@ describe("the Helm chart in deploy/k8s", () => {
   });
 
   it("runs the migrations in a pre-install and pre-upgrade hook Job, after the Secret it reads", async () => {
-    const manifests = await render();
+    const manifests = await render({ set: generatedSecrets });
     const [job] = ofKind(manifests, "Job");
     expect(job?.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": "0" });
     const [secret] = ofKind(manifests, "Secret");
@@ -239,14 +260,22 @@ describe("the Helm chart in deploy/k8s", () => {
     expect(secretKeysOf(container as Container)).toEqual(["DATABASE_URL"]);
   });
 
+  const policyOf = (manifests: Manifest[], component: string) => {
+    const found = ofKind(manifests, "NetworkPolicy").find(
+      (policy) => policy.spec?.podSelector?.matchLabels["app.kubernetes.io/component"] === component,
+    );
+    if (!found?.spec) throw new Error(`no NetworkPolicy of ${component}`);
+    return found as Manifest & { spec: NonNullable<Manifest["spec"]> };
+  };
+
   it("gives every service a NetworkPolicy: the gateway open on its HTTP port, each gRPC port open to its callers only", async () => {
     const manifests = await render();
-    const policies = ofKind(manifests, "NetworkPolicy");
     for (const service of services) {
       const podLabels = deploymentOf(manifests, service).spec.template.metadata.labels;
-      const policy = policies.find((candidate) => matches(candidate.spec?.podSelector?.matchLabels ?? {}, podLabels));
-      expect(policy, service).toBeDefined();
-      const rules = policy?.spec?.ingress ?? [];
+      const policy = policyOf(manifests, service);
+      expect(matches(policy.spec.podSelector?.matchLabels ?? {}, podLabels), service).toBe(true);
+      expect(policy.spec.policyTypes?.sort(), service).toEqual(["Egress", "Ingress"]);
+      const rules = policy.spec.ingress ?? [];
       if (service === "gateway") {
         expect(rules.find((rule) => rule.ports?.[0]?.port === "http")?.from, "gateway takes traffic from anywhere").toBeUndefined();
         continue;
@@ -266,6 +295,102 @@ describe("the Helm chart in deploy/k8s", () => {
     }
   });
 
+  it("denies every pod of the release all ingress and egress that no policy of its own allows, the migration Job's included", async () => {
+    const manifests = await render();
+    const denials = ofKind(manifests, "NetworkPolicy").filter(
+      (policy) => policy.spec?.ingress === undefined && policy.spec?.egress === undefined,
+    );
+    expect(denials).toHaveLength(1);
+    expect(denials[0]?.spec?.policyTypes?.sort()).toEqual(["Egress", "Ingress"]);
+    const pods = [
+      ...services.map((service) => deploymentOf(manifests, service).spec.template.metadata.labels),
+      ...ofKind(manifests, "Job").map((job) => job.spec?.template?.metadata.labels ?? {}),
+    ];
+    expect(pods).toHaveLength(services.length + 1);
+    for (const labels of pods)
+      expect(matches(denials[0]?.spec?.podSelector?.matchLabels ?? {}, labels), labels["app.kubernetes.io/component"]).toBe(true);
+    // The migration Job reaches DNS and PostgreSQL, nothing else, and takes nothing.
+    const migrate = policyOf(manifests, "migrate");
+    expect(migrate.spec.ingress).toBeUndefined();
+    expect(migrate.spec.egress?.flatMap((rule) => rule.ports?.map((port) => port.port)).sort()).toEqual([53, 53, 5432]);
+  });
+
+  it("lets each service reach exactly its own egress: DNS, its stores, the services it calls, and SMTP or provider APIs where it sends", async () => {
+    const manifests = await render();
+    const componentOfPeer = (peer: Peer) => peer.podSelector?.matchLabels["app.kubernetes.io/component"];
+    for (const service of services) {
+      const egress = policyOf(manifests, service).spec.egress ?? [];
+      // Every rule names its ports, but automation's webhooks (to addresses outside the cluster only, below).
+      for (const rule of egress) {
+        if (!rule.ports) expect(service === "automation" && rule.to?.every((peer) => peer.ipBlock), service).toBe(true);
+      }
+      const toServices = egress.flatMap((rule) => (rule.to ?? []).map(componentOfPeer).filter(Boolean));
+      expect(toServices.sort(), service).toEqual(callees(service).sort());
+      for (const callee of callees(service)) {
+        const rule = egress.find((candidate) => candidate.to?.some((peer) => componentOfPeer(peer) === callee));
+        expect(rule?.ports, `${service} → ${callee}`).toEqual([
+          { port: containerOf(manifests, callee).ports?.[0]?.containerPort, protocol: "TCP" },
+        ]);
+      }
+      const anywherePorts = egress.filter((rule) => !rule.to).flatMap((rule) => rule.ports?.map((port) => port.port) ?? []);
+      const expected = [
+        ...(service === "gateway" ? [] : [5432]),
+        6379,
+        9092,
+        9093,
+        ...(service === "delivery" ? [25, 465, 587, 2525] : []),
+        ...(["identity", "delivery"].includes(service) ? [443] : []),
+      ];
+      expect(anywherePorts.sort(), service).toEqual(expected.sort());
+      const dns = egress.find((rule) => rule.ports?.some((port) => port.port === 53));
+      expect(dns?.to, `${service} resolves through the cluster DNS only`).toEqual([
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+        },
+      ]);
+    }
+  });
+
+  it("sends automation's webhooks only outside the cluster's pod, service and link-local ranges", async () => {
+    const manifests = await render({
+      set: ["networkPolicy.clusterCidrs.pods={10.244.0.0/16,fd00:10:244::/56}", "networkPolicy.clusterCidrs.services={10.96.0.0/12}"],
+    });
+    const webhooks = (policyOf(manifests, "automation").spec.egress ?? []).filter((rule) => rule.to?.some((peer) => peer.ipBlock));
+    expect(webhooks).toHaveLength(1);
+    expect(webhooks[0]?.ports).toBeUndefined();
+    expect(webhooks[0]?.to).toEqual([
+      { ipBlock: { cidr: "0.0.0.0/0", except: ["10.244.0.0/16", "10.96.0.0/12", "169.254.0.0/16"] } },
+      { ipBlock: { cidr: "::/0", except: ["fd00:10:244::/56", "fe80::/10"] } },
+    ]);
+    for (const service of services.filter((name) => name !== "automation")) {
+      const blocks = (policyOf(manifests, service).spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((peer) => peer.ipBlock);
+      expect(blocks, service).toEqual([]);
+    }
+  });
+
+  it("admits scrapes of the metrics port from the monitoring namespace only, the release's own by default", async () => {
+    const metricsPeers = (manifests: Manifest[], service: string) =>
+      (policyOf(manifests, service).spec.ingress ?? [])
+        .filter((rule) => rule.ports?.some((port) => port.port === "metrics"))
+        .flatMap((rule) => rule.from ?? []);
+    const byDefault = await render();
+    const monitored = await render({
+      set: ["networkPolicy.monitoringNamespace=monitoring", "networkPolicy.monitoringPodSelector.app=prometheus"],
+    });
+    for (const service of services) {
+      expect(metricsPeers(byDefault, service), service).toEqual([
+        { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "herald" } } },
+      ]);
+      expect(metricsPeers(monitored, service), service).toEqual([
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+          podSelector: { matchLabels: { app: "prometheus" } },
+        },
+      ]);
+    }
+  });
+
   it("admits the operator's extra callers (networkPolicy.extraIngress) to the services they name only", async () => {
     const manifests = await render({ values: [productionValues] });
     const extraRules = (service: string) =>
@@ -277,7 +402,7 @@ describe("the Helm chart in deploy/k8s", () => {
   });
 
   it("takes every secret from one Secret, each service reading only its own keys; an existing Secret replaces the created one", async () => {
-    const created = await render();
+    const created = await render({ set: generatedSecrets });
     const [secret] = ofKind(created, "Secret");
     for (const key of [
       "DATABASE_URL",
@@ -290,7 +415,7 @@ describe("the Helm chart in deploy/k8s", () => {
     ]) {
       expect(secret?.data?.[key], key).toBeTruthy();
     }
-    expect(Buffer.from(secret?.data?.DKIM_ENCRYPTION_KEY ?? "", "base64").toString()).toMatch(/^[0-9a-f]{64}$/);
+    expect(Buffer.from(secret?.data?.DKIM_ENCRYPTION_KEY ?? "", "base64").toString()).toBe("ab".repeat(32));
     expect(secretKeysOf(containerOf(created, "gateway"))).not.toContain("DATABASE_URL");
     expect(secretKeysOf(containerOf(created, "gateway"))).toContain("INTERNAL_RPC_TOKEN");
     expect(secretKeysOf(containerOf(created, "contacts"))).not.toContain("DKIM_ENCRYPTION_KEY");
@@ -298,6 +423,12 @@ describe("the Helm chart in deploy/k8s", () => {
       expect.arrayContaining(["DKIM_ENCRYPTION_KEY", "LINK_SIGNING_SECRET", "SMTP_URL"]),
     );
     expect(secretKeysOf(containerOf(created, "identity"))).toContain("JWT_SECRET");
+    // Identity verifies Stripe's webhooks and makes the OAuth exchanges: the gateway holds none of their secrets.
+    expect(secretKeysOf(containerOf(created, "identity"))).toEqual(expect.arrayContaining(stripeAndOAuthSecrets));
+    for (const service of services.filter((name) => name !== "identity")) {
+      const env = (containerOf(created, service).env ?? []).map((entry) => entry.name);
+      for (const key of stripeAndOAuthSecrets) expect(env, `${service} has no ${key}`).not.toContain(key);
+    }
 
     const existing = await render({ set: ["secrets.existingSecret=herald-prod"] });
     expect(ofKind(existing, "Secret")).toHaveLength(0);
@@ -305,6 +436,84 @@ describe("the Helm chart in deploy/k8s", () => {
       for (const entry of containerOf(existing, service).env ?? []) {
         if (entry.valueFrom?.secretKeyRef) expect(entry.valueFrom.secretKeyRef.name).toBe("herald-prod");
       }
+    }
+  });
+
+  it("never renders secrets that change from one render to the next: no Secret without the cluster unless every generated key is given", async () => {
+    // helm template and GitOps renders have no cluster to read the installed keys from: a Secret made up here would
+    // replace the DKIM encryption key, the link signing secret and the internal token on every sync.
+    for (const rendering of [await render(), await render()]) expect(ofKind(rendering, "Secret")).toEqual([]);
+    const [first] = ofKind(await render({ set: generatedSecrets }), "Secret");
+    const [second] = ofKind(await render({ set: generatedSecrets }), "Secret");
+    expect(first?.data?.INTERNAL_RPC_TOKEN).toBeTruthy();
+    expect(second).toEqual(first);
+    // Three of the four given are not enough.
+    expect(ofKind(await render({ set: generatedSecrets.slice(1) }), "Secret")).toEqual([]);
+  });
+
+  it("wires KAFKA_TLS, the CA file and the SASL user and password into every Deployment", async () => {
+    const manifests = await render({
+      set: [
+        "kafka.tls.enabled=true",
+        "kafka.tls.ca.configMapName=kafka-ca",
+        "kafka.sasl.mechanism=scram-sha-512",
+        "kafka.sasl.username=herald",
+        "kafka.sasl.perServiceUsers=true",
+      ],
+    });
+    for (const service of services) {
+      const container = containerOf(manifests, service);
+      const env = container.env ?? [];
+      expect(env, service).toEqual(
+        expect.arrayContaining([
+          { name: "KAFKA_TLS", value: "true" },
+          { name: "KAFKA_TLS_CA_FILE", value: "/etc/herald/kafka-ca/ca.crt" },
+          { name: "KAFKA_SASL_MECHANISM", value: "scram-sha-512" },
+          { name: "KAFKA_SASL_USERNAME", value: `herald-${service}` },
+          {
+            name: "KAFKA_SASL_PASSWORD",
+            valueFrom: { secretKeyRef: { name: "herald-secrets", key: `KAFKA_SASL_PASSWORD_${service.toUpperCase()}` } },
+          },
+        ]),
+      );
+      expect(container.volumeMounts, service).toContainEqual(
+        expect.objectContaining({ name: "kafka-ca", mountPath: "/etc/herald/kafka-ca" }),
+      );
+      const volumes = deploymentOf(manifests, service).spec.template.spec.volumes ?? [];
+      expect(volumes.find((volume) => volume.name === "kafka-ca")?.configMap?.name, service).toBe("kafka-ca");
+    }
+    // One user for all, by default; no Kafka variable at all without TLS or SASL.
+    const shared = await render({ set: ["kafka.sasl.mechanism=plain", "kafka.sasl.username=herald"] });
+    expect(containerOf(shared, "delivery").env).toContainEqual({
+      name: "KAFKA_SASL_PASSWORD",
+      valueFrom: { secretKeyRef: { name: "herald-secrets", key: "KAFKA_SASL_PASSWORD" } },
+    });
+    const plain = await render();
+    for (const service of services) {
+      expect(
+        (containerOf(plain, service).env ?? []).filter((entry) => /^KAFKA_(TLS|SASL)/.test(entry.name)),
+        service,
+      ).toEqual([]);
+    }
+    const noUser = await helmRun(["template", "herald", chart, "--set", "kafka.sasl.mechanism=scram-sha-512"]);
+    expect(noUser.ok).toBe(false);
+    expect(noUser.output).toContain("kafka.sasl");
+  });
+
+  it("gives the gateway TRUST_PROXY from gateway.trustProxy, and refuses `true`", async () => {
+    const env = (value: string) =>
+      render({ set: [`gateway.trustProxy=${value}`] }).then((manifests) => containerOf(manifests, "gateway").env ?? []);
+    expect(await env("2")).toContainEqual({ name: "TRUST_PROXY", value: "2" });
+    expect(await env("10.0.0.0/8")).toContainEqual({ name: "TRUST_PROXY", value: "10.0.0.0/8" });
+    expect((await env("")).map((entry) => entry.name)).not.toContain("TRUST_PROXY");
+    for (const args of [
+      ["--set", "gateway.trustProxy=true"],
+      ["--set-string", "gateway.trustProxy=true"],
+      ["--set-string", "gateway.env.TRUST_PROXY=true"],
+    ]) {
+      const refused = await helmRun(["template", "herald", chart, ...args]);
+      expect(refused.ok, args.join(" ")).toBe(false);
+      expect(refused.output).toMatch(/gateway\.(trustProxy|env\.TRUST_PROXY)/);
     }
   });
 

@@ -4,15 +4,34 @@ gateway identity contacts delivery campaigns automation
 {{- end -}}
 
 {{/*
-Who calls each gRPC service, for its NetworkPolicy (docs/operations.md lists the same):
-the gateway calls all five; delivery calls contacts; campaigns and automation call contacts and delivery.
+Who calls each gRPC service, for its NetworkPolicies, ingress and egress (docs/operations.md lists the same):
+the gateway calls all five; identity calls delivery (account emails); contacts calls campaigns (whether a segment is
+in use); delivery calls contacts; campaigns and automation call contacts and delivery.
 */}}
 {{- define "herald.callers" -}}
 identity: [gateway]
 contacts: [gateway, delivery, campaigns, automation]
 delivery: [gateway, identity, campaigns, automation]
-campaigns: [gateway]
+campaigns: [gateway, contacts]
 automation: [gateway]
+{{- end -}}
+
+{{/*
+One egress rule of networkPolicy.egress: `ports` (TCP, or each of `protocols`) to `to` (omitted: any address).
+Call with (dict "rule" $np.egress.redis) or (dict "rule" $np.egress.dns "protocols" (list "UDP" "TCP")).
+*/}}
+{{- define "herald.egressRule" -}}
+- ports:
+    {{- range $port := .rule.ports }}
+    {{- range $protocol := $.protocols | default (list "TCP") }}
+    - port: {{ $port }}
+      protocol: {{ $protocol }}
+    {{- end }}
+    {{- end }}
+  {{- with .rule.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{/*
@@ -22,7 +41,7 @@ the others are optional (an absent key leaves the variable unset).
 {{- define "herald.secretKeys" -}}
 required: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, JWT_SECRET, LINK_SIGNING_SECRET, DKIM_ENCRYPTION_KEY, INTERNAL_RPC_TOKEN]
 generated: [JWT_SECRET, LINK_SIGNING_SECRET, DKIM_ENCRYPTION_KEY, INTERNAL_RPC_TOKEN]
-gateway: [REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, GITHUB_CLIENT_SECRET, GOOGLE_CLIENT_SECRET]
+gateway: [REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
 identity: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN, JWT_SECRET, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_LIMITS, GITHUB_CLIENT_SECRET, GOOGLE_CLIENT_SECRET]
 contacts: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
 delivery: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN, LINK_SIGNING_SECRET, DKIM_ENCRYPTION_KEY, SMTP_URL, SYSTEM_EMAIL_FROM, SYSTEM_DKIM_DOMAIN, SYSTEM_DKIM_SELECTOR, SYSTEM_DKIM_PRIVATE_KEY]
@@ -83,6 +102,50 @@ helm.sh/chart: {{ include "herald.chart" .root }}
 
 {{- define "herald.secretName" -}}
 {{- default (printf "%s-secrets" (include "herald.fullname" .)) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{/*
+KAFKA_TLS, KAFKA_TLS_CA_FILE and KAFKA_SASL_* of one service (kafka in values.yaml): the password from the Secret's
+KAFKA_SASL_PASSWORD, or KAFKA_SASL_PASSWORD_<SERVICE> with perServiceUsers. Call with (dict "root" $ "component" "gateway").
+*/}}
+{{- define "herald.kafkaEnv" -}}
+{{- $kafka := .root.Values.kafka -}}
+{{- if $kafka.tls.enabled }}
+- name: KAFKA_TLS
+  value: "true"
+{{- if or $kafka.tls.ca.secretName $kafka.tls.ca.configMapName }}
+- name: KAFKA_TLS_CA_FILE
+  value: /etc/herald/kafka-ca/{{ $kafka.tls.ca.key }}
+{{- end }}
+{{- end }}
+{{- with $kafka.sasl.mechanism }}
+- name: KAFKA_SASL_MECHANISM
+  value: {{ . | quote }}
+- name: KAFKA_SASL_USERNAME
+  value: {{ ternary (printf "%s-%s" $kafka.sasl.username $.component) $kafka.sasl.username $kafka.sasl.perServiceUsers | quote }}
+- name: KAFKA_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "herald.secretName" $.root }}
+      key: {{ ternary (printf "KAFKA_SASL_PASSWORD_%s" (upper $.component)) "KAFKA_SASL_PASSWORD" $kafka.sasl.perServiceUsers }}
+{{- end }}
+{{- end -}}
+
+{{/* The volume of the Kafka CA file, when kafka.tls.ca names one. */}}
+{{- define "herald.kafkaCaVolume" -}}
+{{- $ca := .Values.kafka.tls.ca -}}
+{{- if and .Values.kafka.tls.enabled (or $ca.secretName $ca.configMapName) }}
+- name: kafka-ca
+  {{- if $ca.secretName }}
+  secret:
+    secretName: {{ $ca.secretName }}
+    items: [{ key: {{ $ca.key | quote }}, path: {{ $ca.key | quote }} }]
+  {{- else }}
+  configMap:
+    name: {{ $ca.configMapName }}
+    items: [{ key: {{ $ca.key | quote }}, path: {{ $ca.key | quote }} }]
+  {{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* The environment entries of one component's secrets. Call with (dict "root" $ "component" "gateway"). */}}

@@ -39,8 +39,24 @@ export interface KafkaBrokerOptions {
   controllerPort: number;
   /** Listener and advertised host; default 127.0.0.1. */
   host?: string;
+  /**
+   * Authenticated listeners beside the PLAINTEXT one on `port`, which stays as it is: SASL_PLAINTEXT on `sasl.port`
+   * and, with `tls`, SASL_SSL on `tls.port`, both taking SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN from `users` (SCRAM
+   * credentials are written when the storage is formatted, so a change of users needs a new dataDir). Off by default.
+   */
+  sasl?: KafkaSaslListeners;
   log?: (message: string) => void;
 }
+
+export interface KafkaSaslListeners {
+  port: number;
+  /** Names and passwords of letters, digits, `-` and `_` (they go into the broker's JAAS and format arguments unquoted). */
+  users: Array<{ username: string; password: string }>;
+  /** A PKCS#12 keystore of the broker's certificate chain and key, and its password. */
+  tls?: { port: number; keystoreFile: string; keystorePassword: string };
+}
+
+const saslMechanisms = ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"] as const;
 
 /** Whether a Kafka cluster answers an admin request; one quick attempt, no retry loops. */
 export async function kafkaAnswers(brokers: string[]): Promise<boolean> {
@@ -115,6 +131,7 @@ export function createKafkaServer(options: KafkaBrokerOptions): LocalServer & { 
       }
       await assertPortFree(host, options.port, "Kafka");
       await assertPortFree(host, options.controllerPort, "the Kafka controller");
+      if (options.sasl) await assertSaslListenersFree(host, options.sasl);
       const java = await findJava();
       const libs = await ensureKafkaLibs(options.root, log);
       mkdirSync(logsDir, { recursive: true });
@@ -125,7 +142,7 @@ export function createKafkaServer(options: KafkaBrokerOptions): LocalServer & { 
         const startedAt = Date.now();
         await runToCompletion({
           command: java,
-          args: [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", propertiesFile],
+          args: [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", propertiesFile, ...scramArguments(options.sasl)],
           logFile: stdoutLog,
         });
         log(`kafka: formatted storage in ${seconds(startedAt)} s`);
@@ -156,15 +173,62 @@ export function createKafkaServer(options: KafkaBrokerOptions): LocalServer & { 
   };
 }
 
+async function assertSaslListenersFree(host: string, sasl: KafkaSaslListeners): Promise<void> {
+  for (const { username, password } of sasl.users) {
+    if (!/^[\w-]+$/.test(username) || !/^[\w-]+$/.test(password)) {
+      throw new Error(`Kafka SASL user "${username}": names and passwords take letters, digits, - and _ only`);
+    }
+  }
+  await assertPortFree(host, sasl.port, "Kafka's SASL listener");
+  if (sasl.tls) await assertPortFree(host, sasl.tls.port, "Kafka's SASL_SSL listener");
+}
+
+/** StorageTool's --add-scram arguments: each user's SCRAM credentials, in the metadata log from the start. */
+function scramArguments(sasl: KafkaSaslListeners | undefined): string[] {
+  return (sasl?.users ?? []).flatMap(({ username, password }) =>
+    saslMechanisms
+      .filter((mechanism) => mechanism.startsWith("SCRAM"))
+      .flatMap((mechanism) => ["--add-scram", `${mechanism}=[name=${username},password=${password}]`]),
+  );
+}
+
+/** The SASL listeners' entries of server.properties (none without `sasl`). */
+function saslProperties(host: string, sasl: KafkaSaslListeners | undefined): { listeners: string[]; protocols: string[]; lines: string[] } {
+  if (!sasl) return { listeners: [], protocols: [], lines: [] };
+  const names = sasl.tls ? ["SASL_PLAINTEXT", "SASL_SSL"] : ["SASL_PLAINTEXT"];
+  const plainUsers = sasl.users.map(({ username, password }) => `user_${username}="${password}"`).join(" ");
+  const lines = [`sasl.enabled.mechanisms=${saslMechanisms.join(",")}`];
+  for (const name of names) {
+    const prefix = `listener.name.${name.toLowerCase()}`;
+    lines.push(`${prefix}.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`);
+    for (const mechanism of ["scram-sha-512", "scram-sha-256"]) {
+      lines.push(`${prefix}.${mechanism}.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;`);
+    }
+  }
+  if (sasl.tls) {
+    lines.push(
+      "listener.name.sasl_ssl.ssl.keystore.type=PKCS12",
+      `listener.name.sasl_ssl.ssl.keystore.location=${sasl.tls.keystoreFile}`,
+      `listener.name.sasl_ssl.ssl.keystore.password=${sasl.tls.keystorePassword}`,
+    );
+  }
+  return {
+    listeners: [`SASL_PLAINTEXT://${host}:${sasl.port}`, ...(sasl.tls ? [`SASL_SSL://${host}:${sasl.tls.port}`] : [])],
+    protocols: names.map((name) => `${name}:${name}`),
+    lines,
+  };
+}
+
 function serverProperties(o: KafkaBrokerOptions & { host: string }): string {
+  const sasl = saslProperties(o.host, o.sasl);
   return `${[
     "# Written by @herald/devinfra on every start: edit the code, not this file.",
     "process.roles=broker,controller",
     "node.id=1",
     `controller.quorum.voters=1@${o.host}:${o.controllerPort}`,
-    `listeners=PLAINTEXT://${o.host}:${o.port},CONTROLLER://${o.host}:${o.controllerPort}`,
-    `advertised.listeners=PLAINTEXT://${o.host}:${o.port}`,
-    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    `listeners=${[`PLAINTEXT://${o.host}:${o.port}`, ...sasl.listeners, `CONTROLLER://${o.host}:${o.controllerPort}`].join(",")}`,
+    `advertised.listeners=${[`PLAINTEXT://${o.host}:${o.port}`, ...sasl.listeners].join(",")}`,
+    `listener.security.protocol.map=${["PLAINTEXT:PLAINTEXT", "CONTROLLER:PLAINTEXT", ...sasl.protocols].join(",")}`,
     "controller.listener.names=CONTROLLER",
     "inter.broker.listener.name=PLAINTEXT",
     `log.dirs=${join(o.dataDir, "data")}`,
@@ -181,6 +245,7 @@ function serverProperties(o: KafkaBrokerOptions & { host: string }): string {
     "transaction.state.log.num.partitions=10",
     // Consumers in tests join one by one; do not wait 3 s for more of them.
     "group.initial.rebalance.delay.ms=0",
+    ...sasl.lines,
   ].join("\n")}\n`;
 }
 

@@ -1,3 +1,4 @@
+import { accessSync, constants, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 
@@ -70,6 +71,62 @@ export const brokerList = commaSeparated.refine(
   },
 );
 
+export const kafkaSaslMechanisms = ["plain", "scram-sha-256", "scram-sha-512"] as const;
+
+const optionalSetting = z
+  .string()
+  .optional()
+  .transform((value) => value?.trim() || undefined);
+
+/**
+ * How every process reaches Kafka (docs/operations.md "Kafka"): the brokers, TLS, and SASL credentials. Spread into each
+ * process's schema together with the kafkaSaslCredentials refinement, and turned into client options by @herald/kafka's
+ * kafkaConnectionOf.
+ */
+export const kafkaEnvironment = {
+  KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
+  /** TLS to the brokers, verified against KAFKA_TLS_CA_FILE or the system's CAs. */
+  KAFKA_TLS: envBoolean(false),
+  /** A PEM file of the CA (or CAs) that signed the brokers' certificates; unset: the system's CAs. */
+  KAFKA_TLS_CA_FILE: optionalSetting.refine((path) => path === undefined || isReadableFile(path), {
+    message: "must be a readable PEM file",
+  }),
+  /** `plain`, `scram-sha-256` or `scram-sha-512`; unset: no SASL. */
+  KAFKA_SASL_MECHANISM: optionalSetting.pipe(z.enum(kafkaSaslMechanisms).optional()),
+  KAFKA_SASL_USERNAME: optionalSetting,
+  KAFKA_SASL_PASSWORD: z
+    .string()
+    .optional()
+    .transform((value) => value || undefined),
+};
+
+function isReadableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A superRefine step for kafkaEnvironment: a SASL mechanism needs a username and a password, and credentials need a mechanism. */
+export function kafkaSaslCredentials(
+  config: { KAFKA_SASL_MECHANISM?: string | undefined; KAFKA_SASL_USERNAME?: string | undefined; KAFKA_SASL_PASSWORD?: string | undefined },
+  context: z.RefinementCtx,
+): void {
+  if (config.KAFKA_SASL_MECHANISM) {
+    for (const name of ["KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"] as const) {
+      if (!config[name]) context.addIssue({ code: "custom", path: [name], message: "is required when KAFKA_SASL_MECHANISM is set" });
+    }
+  } else if (config.KAFKA_SASL_USERNAME || config.KAFKA_SASL_PASSWORD) {
+    context.addIssue({
+      code: "custom",
+      path: ["KAFKA_SASL_MECHANISM"],
+      message: `is required with KAFKA_SASL_USERNAME or KAFKA_SASL_PASSWORD: one of ${kafkaSaslMechanisms.join(", ")}`,
+    });
+  }
+}
+
 /**
  * Which environment a process runs in. Unset means production: only `development` or `test`, set
  * explicitly, let a missing secret fall back to a development value (isDevelopment).
@@ -134,7 +191,7 @@ export const serviceEnvironment = {
   /** Whether the service applies its migrations as it starts; off where a job of its own migrates first (a Helm hook). */
   MIGRATE_ON_START: envBoolean(true),
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
-  KAFKA_BROKERS: brokerList.default(["127.0.0.1:9092"]),
+  ...kafkaEnvironment,
   /**
    * Prepended to every consumer group: deployments that share a Kafka cluster but not a
    * database (staging beside production, or test stacks) must not share consumer groups.

@@ -17,6 +17,7 @@ export function createLogger(options: { name: string; level?: string }): Logger 
         "*.DATABASE_URL",
         "*.SMTP_URL",
         "*.DKIM_ENCRYPTION_KEY",
+        "*.KAFKA_SASL_PASSWORD",
         "*.dkimEncryptionKey",
       ],
       censor: "[redacted]",

@@ -1,26 +1,28 @@
-import { commaSeparated, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
+import { commaSeparated, kafkaSaslCredentials, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
-export const configSchema = z.object({
-  ...serviceEnvironment,
-  /** Step runs one pass of the runner claims at most (and runs concurrently). */
-  STEP_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(50),
-  /** How long a claimed step run stays with its worker before another may take it over (a crashed one). */
-  STEP_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
-  /** How often an idle runner looks for due step runs (a new run or event also wakes it). */
-  STEP_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
-  /** How long a process trusts its trigger index of a project when no change arrives through Kafka. */
-  TRIGGER_INDEX_TTL_MS: z.coerce.number().int().min(0).default(300_000),
-  /** Scales DELAY durations: 1 in production; tests shrink minutes to moments. */
-  DELAY_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
-  /** Resolvers for WEBHOOK hosts, host:port list; system resolvers when empty. */
-  DNS_SERVERS: commaSeparated.default([]),
-  /** Addresses WEBHOOK steps may reach although they are private (tests); empty by default. */
-  WEBHOOK_ALLOWED_ADDRESSES: commaSeparated.default([]),
-  /** How long one webhook request may take. */
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
-  RENDER_THREADS: renderThreads,
-});
+export const configSchema = z
+  .object({
+    ...serviceEnvironment,
+    /** Step runs one pass of the runner claims at most (and runs concurrently). */
+    STEP_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(50),
+    /** How long a claimed step run stays with its worker before another may take it over (a crashed one). */
+    STEP_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+    /** How often an idle runner looks for due step runs (a new run or event also wakes it). */
+    STEP_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
+    /** How long a process trusts its trigger index of a project when no change arrives through Kafka. */
+    TRIGGER_INDEX_TTL_MS: z.coerce.number().int().min(0).default(300_000),
+    /** Scales DELAY durations: 1 in production; tests shrink minutes to moments. */
+    DELAY_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
+    /** Resolvers for WEBHOOK hosts, host:port list; system resolvers when empty. */
+    DNS_SERVERS: commaSeparated.default([]),
+    /** Addresses WEBHOOK steps may reach although they are private (tests); empty by default. */
+    WEBHOOK_ALLOWED_ADDRESSES: commaSeparated.default([]),
+    /** How long one webhook request may take. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+    RENDER_THREADS: renderThreads,
+  })
+  .superRefine(kafkaSaslCredentials);
 
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,27 +1,29 @@
-import { parseConfig, serviceEnvironment } from "@herald/platform";
+import { kafkaSaslCredentials, parseConfig, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
-export const configSchema = z.object({
-  ...serviceEnvironment,
-  /** Postgres connections of this process. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  /** How often an idle job worker looks for queued imports, bulk jobs and wipes (a new job also wakes it). */
-  JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
-  /** How long a job stays with a worker that stopped renewing its lease (a crashed one) before another takes over. */
-  JOB_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
-  /** Jobs one process runs at once. */
-  JOB_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  /** CSV records per import transaction (and checkpoint). */
-  IMPORT_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
-  /** The least time between two wake-ups of the outbox relay by writes: events leave in batches, within about this long. */
-  OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(50),
-  /** How long a process trusts its memory that a data key is registered; 0 asks the registry on every write. */
-  FIELD_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
-  /** How often every tracked segment is fully re-evaluated (what time alone changes, and anything missed). */
-  SEGMENT_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(300_000),
-  /** How long changed contacts collect before their tracked segments are re-evaluated. */
-  SEGMENT_SETTLE_MS: z.coerce.number().int().min(0).default(250),
-});
+export const configSchema = z
+  .object({
+    ...serviceEnvironment,
+    /** Postgres connections of this process. */
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /** How often an idle job worker looks for queued imports, bulk jobs and wipes (a new job also wakes it). */
+    JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
+    /** How long a job stays with a worker that stopped renewing its lease (a crashed one) before another takes over. */
+    JOB_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
+    /** Jobs one process runs at once. */
+    JOB_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+    /** CSV records per import transaction (and checkpoint). */
+    IMPORT_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+    /** The least time between two wake-ups of the outbox relay by writes: events leave in batches, within about this long. */
+    OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(50),
+    /** How long a process trusts its memory that a data key is registered; 0 asks the registry on every write. */
+    FIELD_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
+    /** How often every tracked segment is fully re-evaluated (what time alone changes, and anything missed). */
+    SEGMENT_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(300_000),
+    /** How long changed contacts collect before their tracked segments are re-evaluated. */
+    SEGMENT_SETTLE_MS: z.coerce.number().int().min(0).default(250),
+  })
+  .superRefine(kafkaSaslCredentials);
 
 export type Config = z.infer<typeof configSchema>;
 

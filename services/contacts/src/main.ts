@@ -1,5 +1,5 @@
 import { createDatabaseProbe, openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import { createKafka, createOutboxRelay, ensureTopics, kafkaConnectionOf, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
 import {
   createLogger,
   createMetrics,
@@ -38,7 +38,7 @@ try {
     logger,
   });
   const { schema, db } = database;
-  const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);

@@ -6,6 +6,7 @@ import {
   commaSeparated,
   envBoolean,
   httpUrl,
+  kafkaSaslCredentials,
   nodeEnv,
   parseConfig,
   renderThreads,
@@ -280,6 +281,7 @@ export const configSchema = z
       context.addIssue({ code: "custom", path: ["SEND_LEASE_MS"], message: "must be at least twice SEND_TIMEOUT_MS" });
     }
     requireInProduction(["LINK_SIGNING_SECRET", "DKIM_ENCRYPTION_KEY"] as const)(config, context);
+    kafkaSaslCredentials(config, context);
   })
   .transform(({ DKIM_ENCRYPTION_KEY, LINK_SIGNING_SECRET, SYSTEM_DKIM_PRIVATE_KEY, ...config }) => ({
     ...config,

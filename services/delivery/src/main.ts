@@ -1,5 +1,5 @@
 import { createDatabaseProbe, openServiceSchema, poolConfigOf } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import { createKafka, createOutboxRelay, ensureTopics, kafkaConnectionOf, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
 import {
   createLogger,
   createMetrics,
@@ -81,7 +81,7 @@ try {
   const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, (error) =>
     logger.warn({ err: error }, "an idle database connection failed"),
   );
-  const kafka = createKafka({ clientId: name, brokers: config.KAFKA_BROKERS });
+  const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity]);

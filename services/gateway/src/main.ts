@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createKafka } from "@herald/kafka";
+import { createKafka, kafkaConnectionOf } from "@herald/kafka";
 import { createLogger, createMetrics, exitOnStartupError, onShutdown, startTelemetry } from "@herald/platform";
 import { Redis } from "ioredis";
 import { createApiKeyCache } from "./auth/api-key-cache.js";
@@ -25,7 +25,7 @@ try {
   const keys = createApiKeyCache({ lookup: (key) => upstreams.projects.resolveApiKey({ key }), ttlMs: config.API_KEY_CACHE_TTL_MS });
   const sessions = createSessionCache(config.SESSION_CACHE_TTL_MS);
   const lifecycle = createLifecycleListener({
-    kafka: createKafka({ clientId: name, brokers: config.KAFKA_BROKERS }),
+    kafka: createKafka({ clientId: name, ...kafkaConnectionOf(config) }),
     logger,
     onProjectChanged: (projectId) => keys.evictProject(projectId),
   });

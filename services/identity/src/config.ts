@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { envBoolean, httpUrl, nodeEnv, parseConfig, requireInProduction, secretString, serviceEnvironment } from "@herald/platform";
+import {
+  envBoolean,
+  httpUrl,
+  kafkaSaslCredentials,
+  nodeEnv,
+  parseConfig,
+  requireInProduction,
+  secretString,
+  serviceEnvironment,
+} from "@herald/platform";
 import { z } from "zod";
 import type { PlanCaps } from "./domain/stripe-plan.js";
 
@@ -84,6 +93,7 @@ export const configSchema = z
     AUTH_EMAIL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
   })
   .superRefine(requireInProduction(["JWT_SECRET"] as const))
+  .superRefine(kafkaSaslCredentials)
   .transform(({ JWT_SECRET, ...config }) => ({
     ...config,
     // Only with NODE_ENV=development or test: a missing secret is made up per process: sessions then end with the process.
