@@ -19,6 +19,7 @@ import {
 import autocannon from "autocannon";
 import { campaignBenchmarks } from "./campaigns.ts";
 import { dashboardFirstScreen } from "./dashboard.ts";
+import { lanesBenchmarks } from "./lanes.ts";
 import { replicaBenchmarks } from "./replicas.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, sendApi, verifyApi } from "./send.ts";
@@ -200,6 +201,9 @@ const stack = await startStack(
     // loops, so more connections at once send more (docs/benchmarks.md, 2026-11-25).
     SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_CONNECTIONS ?? "50",
     SEND_CONCURRENCY: process.env.SEND_CONCURRENCY ?? "250",
+    // Every bench recipient domain has no MX, so each would be a destination with the default limits of a real
+    // mail server (docs/operations.md "Destinations"): the sink is one relay that takes any rate.
+    SEND_DESTINATIONS: process.env.SEND_DESTINATIONS ?? '{"default": {"concurrency": 10000, "ratePerSecond": 1000000}}',
     // The same consumer groups in every run: a new group would start by reading every earlier run's
     // events (identity meters from the beginning of the topic), CPU the measured paths share.
     KAFKA_GROUP_PREFIX: "bench.",
@@ -270,6 +274,15 @@ try {
     const campaigns = await campaignBenchmarks(target, Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000));
     console.log(["", "| campaign | measure | result | detail |", "|---|---|---|---|", ...campaigns.rows].join("\n"));
     console.log(`\n${campaigns.detail}`);
+  }
+  if (wanted("lanes")) {
+    const lanes = await lanesBenchmarks(target, {
+      large: Number(process.env.BENCH_LANES_LARGE_RECIPIENTS ?? 100_000),
+      small: Number(process.env.BENCH_LANES_SMALL_RECIPIENTS ?? 2_000),
+      probes: Number(process.env.BENCH_LANES_PROBES ?? 20),
+    });
+    console.log(["", "| lanes | measure | result | detail |", "|---|---|---|---|", ...lanes.rows].join("\n"));
+    console.log(`\n${lanes.detail}`);
   }
   if (wanted("replicas")) {
     const replicas = await replicaBenchmarks(

@@ -58,6 +58,21 @@ describe("delivery configuration", () => {
     expect(loadConfig({ SEND_LEASE_MS: "5000", SEND_TIMEOUT_MS: "2000" }).SEND_LEASE_MS).toBe(5_000);
   });
 
+  it("keeps a fifth of the send queue for urgent mail, and reads SEND_DESTINATIONS as JSON, stopping on a bad entry", () => {
+    expect(loadConfig({})).toMatchObject({ SEND_URGENT_SHARE: 0.2, SEND_DESTINATIONS: {}, SEND_DESTINATION_BACKOFF_MS: 30_000 });
+    expect(loadConfig({ SEND_URGENT_SHARE: "0.5" }).SEND_URGENT_SHARE).toBe(0.5);
+    expect(() => loadConfig({ SEND_URGENT_SHARE: "1" })).toThrow(/SEND_URGENT_SHARE/);
+    const destinations = '{"google": {"mx": ["*.google.com"], "concurrency": 5, "ratePerSecond": 10}, "gmx": null}';
+    expect(loadConfig({ SEND_DESTINATIONS: destinations }).SEND_DESTINATIONS).toEqual({
+      google: { mx: ["*.google.com"], concurrency: 5, ratePerSecond: 10 },
+      gmx: null,
+    });
+    expect(() => loadConfig({ SEND_DESTINATIONS: "{google" })).toThrow(/SEND_DESTINATIONS: must be a JSON object/);
+    expect(() => loadConfig({ SEND_DESTINATIONS: '{"google": {"mx": [], "concurrency": 5, "ratePerSecond": 10}}' })).toThrow(
+      /SEND_DESTINATIONS\.google\.mx/,
+    );
+  });
+
   it("builds messages on as many threads as there are cores, or on the event loop with 0", () => {
     expect(loadConfig({}).SEND_BUILD_THREADS).toBe(availableParallelism());
     expect(loadConfig({ SEND_BUILD_THREADS: "0" }).SEND_BUILD_THREADS).toBe(0);

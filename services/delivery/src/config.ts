@@ -15,6 +15,7 @@ import {
   serviceEnvironment,
 } from "@herald/platform";
 import { z } from "zod";
+import { destinationOverridesSchema } from "./domain/destinations.js";
 import { developmentEncryptionKey, parseEncryptionKey } from "./sending-domains/dkim-keys.js";
 
 /** `host:port` or a bare host, where host is an IP address (`[v6]:port` for IPv6 with a port). */
@@ -186,6 +187,33 @@ export const configSchema = z
     SEND_RATE_PER_SECOND: z.coerce.number().min(0.1).default(2_000),
     /** Emails a second one dispatcher sends for one project. */
     SEND_PROJECT_RATE_PER_SECOND: z.coerce.number().min(0.1).default(1_000),
+    /**
+     * The share of SEND_CONCURRENCY and of SEND_RATE_PER_SECOND that campaign mail may not take: kept for transactional
+     * and workflow mail (the urgent lane), so that they never wait behind a campaign (docs/operations.md "Lanes").
+     */
+    SEND_URGENT_SHARE: z.coerce.number().min(0).max(0.9).default(0.2),
+    /**
+     * Limits per destination (a mailbox provider's MX group), laid over the default table of docs/operations.md
+     * "Destinations": a JSON object of groups, `{"google": {"mx": ["*.google.com"], "concurrency": 20, "ratePerSecond": 50},
+     * "default": {"concurrency": 20, "ratePerSecond": 100}}`; a group set to null is removed. Empty: the default table.
+     */
+    SEND_DESTINATIONS: z
+      .string()
+      .optional()
+      .transform((value, context) => {
+        if (!value?.trim()) return {};
+        try {
+          return JSON.parse(value) as unknown;
+        } catch {
+          context.addIssue({ code: "custom", message: "must be a JSON object" });
+          return z.NEVER;
+        }
+      })
+      .pipe(destinationOverridesSchema),
+    /** How long a destination is left alone after a temporary refusal (421, 451): doubled for each further one in a row, up to 16 times. */
+    SEND_DESTINATION_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+    /** How long a recipient domain's MX (its destination) is remembered. */
+    SEND_MX_CACHE_MS: z.coerce.number().int().min(1_000).default(600_000),
     /** How long a claimed email is reserved to its dispatcher: one that dies mid-send is replaced after this. */
     SEND_LEASE_MS: z.coerce.number().int().min(1_000).default(120_000),
     /** One send to the provider, waiting for a pooled connection included; kept well inside the lease. */

@@ -18,7 +18,9 @@ import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createOutcomesPool } from "./db/outcomes.js";
-import { observeDispatches } from "./emails/dispatch-metrics.js";
+import { destinationTableOf } from "./domain/destinations.js";
+import { createDestinations } from "./emails/destinations.js";
+import { observeDestinations, observeDispatches } from "./emails/dispatch-metrics.js";
 import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
 import { observeEmailQueue } from "./emails/queue-metrics.js";
@@ -149,6 +151,16 @@ try {
       ? createReturnPaths({ domain: config.BOUNCE_DOMAIN, secret: config.linkSigningSecret })
       : undefined;
   const retry = { maxAttempts: config.SEND_MAX_ATTEMPTS, baseDelayMs: config.SEND_RETRY_BASE_MS, maxDelayMs: config.SEND_RETRY_MAX_MS };
+  const destinationMetrics = observeDestinations(metrics);
+  const destinations = createDestinations({
+    table: destinationTableOf(config.SEND_DESTINATIONS),
+    lookupMx: createMailExchangeLookup(resolver),
+    backoffMs: config.SEND_DESTINATION_BACKOFF_MS,
+    mxCacheMs: config.SEND_MX_CACHE_MS,
+    onHeld: destinationMetrics.onHeld,
+    onDeferred: destinationMetrics.onDeferred,
+  });
+  destinationMetrics.watch(destinations.states);
   const dispatcher = createDispatcher({
     db,
     pool,
@@ -159,6 +171,8 @@ try {
     concurrency: config.SEND_CONCURRENCY,
     ratePerSecond: config.SEND_RATE_PER_SECOND,
     projectRatePerSecond: config.SEND_PROJECT_RATE_PER_SECOND,
+    urgentShare: config.SEND_URGENT_SHARE,
+    destinations,
     leaseMs: config.SEND_LEASE_MS,
     retry,
     pollIntervalMs: config.SEND_POLL_INTERVAL_MS,

@@ -3,8 +3,9 @@ import { createSqlPool } from "@herald/db";
 import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
 import { newEmailRow, nodesOf, plansOf } from "../test-support/query-plans.js";
-import { claimDueEmails, insertEmails } from "./emails.js";
+import { claimDueEmails, insertEmails, type NewEmailRow } from "./emails.js";
 
 describe("claiming due emails", () => {
   let database: TestDatabase;
@@ -44,14 +45,83 @@ describe("claiming due emails", () => {
     // The rows come back in no particular order: which rows they are says what was taken first.
     expect([...claimed].sort()).toEqual([...lapsed, ...rows.slice(0, 98).map((row) => row.id)].sort());
 
-    // The queue is never read whole and sorted: each state comes in order from its own index, up to the limit.
+    // The queue is never read whole and sorted: each lane comes in order from its own index, up to the limit.
     // (How the claimed ids then find their rows is the planner's to choose by the table's size.)
     if (!plan) throw new Error("auto_explain reported no plan");
-    const scans = nodesOf(plan).filter((node) => node["Index Name"]?.startsWith("emails_status_"));
-    expect(scans.map((node) => [node["Node Type"], node["Index Name"]])).toEqual([
-      ["Index Scan", "emails_status_locked_until_idx"],
-      ["Index Scan", "emails_status_next_attempt_at_idx"],
-    ]);
-    expect(nodesOf(plan).filter((node) => ["Sort", "Bitmap Heap Scan"].includes(node["Node Type"]))).toEqual([]);
+    const indexes = nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
+    expect(indexes).toEqual(expect.arrayContaining(["emails_status_locked_until_idx", "emails_urgent_due_idx"]));
+    expect(indexes).not.toContain("emails_status_next_attempt_at_idx");
+    const onEmails = nodesOf(plan).filter((node) => node["Relation Name"] === "emails");
+    expect(onEmails.filter((node) => ["Seq Scan", "Bitmap Heap Scan"].includes(node["Node Type"]))).toEqual([]);
+    expect(
+      nodesOf(plan).filter((node) => node["Node Type"] === "Sort" && node.Plans?.some((child) => child["Relation Name"] === "emails")),
+    ).toEqual([]);
+  });
+
+  /** Stores the rows in batches, each due `ageSeconds` ago, the first stored first due. */
+  async function enqueue(rows: NewEmailRow[], ageSeconds: number): Promise<void> {
+    for (let first = 0; first < rows.length; first += 500) await insertEmails(pool, rows.slice(first, first + 500));
+    await pool.query(
+      `UPDATE emails e SET next_attempt_at = now() - make_interval(secs => $2::float8) + make_interval(secs => o.n / 1000.0)
+       FROM unnest($1::uuid[]) WITH ORDINALITY AS o(id, n) WHERE e.id = o.id`,
+      [rows.map((row) => row.id), ageSeconds],
+    );
+  }
+
+  const campaignRows = (projectId: string, count: number) =>
+    Array.from({ length: count }, (_, index) => ({ ...newEmailRow(projectId, index), category: "CAMPAIGN" }));
+
+  async function emptyQueue(): Promise<void> {
+    await pool.query("DELETE FROM emails");
+  }
+
+  it("claims a transactional email enqueued after 1,000 due campaign emails in the next claim", async () => {
+    await emptyQueue();
+    await enqueue(campaignRows(randomUUID(), 1_000), 3_600);
+    const [urgent, workflow] = [newEmailRow(randomUUID(), 0), { ...newEmailRow(randomUUID(), 1), category: "WORKFLOW" }];
+    if (!urgent || !workflow) throw new Error("no rows");
+    await enqueue([urgent, workflow], 0);
+
+    const claimed = await claimDueEmails(pool, 60_000, 20, { limit: 16, cursor: firstBulkCursor });
+    expect(claimed.map((row) => row.id)).toEqual(expect.arrayContaining([urgent.id, workflow.id]));
+    // The rest of the claim is campaign mail, within the bulk lane's limit.
+    expect(claimed.filter((row) => row.category === "CAMPAIGN")).toHaveLength(16);
+    expect(claimed).toHaveLength(18);
+  });
+
+  it("takes the bulk mail of every project with due campaign mail in one claim, in equal shares", async () => {
+    await emptyQueue();
+    const [large, small] = [randomUUID(), randomUUID()];
+    // The large campaign fell due first, and has far more emails.
+    await enqueue(campaignRows(large, 2_000), 3_600);
+    await enqueue(campaignRows(small, 100), 60);
+    // A third project's campaign is scheduled (a retry's time), not due: it takes no share.
+    await insertEmails(pool, campaignRows(randomUUID(), 10));
+    await pool.query("UPDATE emails SET next_attempt_at = now() + interval '1 hour' WHERE next_attempt_at > now() - interval '1 second'");
+
+    const claimed = await claimDueEmails(pool, 60_000, 20);
+    expect(claimed.filter((row) => row.projectId === large)).toHaveLength(10);
+    expect(claimed.filter((row) => row.projectId === small)).toHaveLength(10);
+    expect(claimed).toHaveLength(20);
+  });
+
+  it("serves every project in turns when more projects have due bulk mail than one claim takes", async () => {
+    await emptyQueue();
+    const projects = Array.from({ length: 7 }, () => randomUUID());
+    for (const projectId of projects) await enqueue(campaignRows(projectId, 20), 600);
+
+    const served: string[][] = [];
+    let cursor = firstBulkCursor;
+    for (let claim = 0; claim < 3; claim++) {
+      const rows = await claimDueEmails(pool, 60_000, 3, { limit: 3, cursor });
+      const projectIds = [...new Set(rows.map((row) => row.projectId))];
+      expect(rows).toHaveLength(3);
+      served.push(projectIds);
+      cursor = nextBulkCursor(cursor, projectIds);
+    }
+    // Three claims of three single-email shares: every project served once before any is served twice (7 = 3 + 3 + 1).
+    const all = served.flat();
+    expect(new Set(all).size).toBe(projects.length);
+    expect(served.map((ids) => ids.length)).toEqual([3, 3, 3]);
   });
 });

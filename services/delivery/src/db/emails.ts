@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { firstBulkCursor } from "../domain/lanes.js";
 import type { Db } from "./client.js";
 import type { Email, Prisma } from "./generated/client.js";
 import { thisMonthSql } from "./monthly-usage.js";
@@ -128,32 +129,74 @@ export async function suppressedAmong(pool: pg.Pool, rows: ReadonlyArray<{ proje
   return new Set(found.map((row) => `${row.projectId} ${row.email}`));
 }
 
+/** What one claim may take of the bulk lane: `limit` emails at most, its round of projects starting after `cursor`. */
+export interface BulkClaim {
+  limit: number;
+  /** nextBulkCursor of domain/lanes.ts. */
+  cursor: string;
+}
+
+/** Pending bulk (campaign) mail: the predicate of emails_bulk_due_idx (unqualified, it names the innermost `emails`). */
+const bulkPending = "status = 'PENDING' AND category = 'CAMPAIGN'";
+/** Pending urgent mail (transactional and workflow): the predicate of emails_urgent_due_idx. */
+const urgentPending = "status = 'PENDING' AND category <> 'CAMPAIGN'";
+
 /**
- * Claims up to `limit` due emails for `leaseMs`: PENDING ones whose time has come, and
- * SENDING ones whose lease lapsed (their dispatcher died or stalled mid-send). One
- * statement: replicas skip each other's rows (SKIP LOCKED), and a claimed row is
- * invisible to them until its lease lapses. Each claim counts as an attempt, so an email
- * whose sending kills its process cannot be claimed for ever.
+ * Claims up to `limit` due emails for `leaseMs`, `bulk.limit` at most of the bulk lane: SENDING ones whose lease lapsed (their dispatcher died or stalled mid-send),
+ * then the urgent lane's due emails in the order they fell due, then the bulk lane's, shared between the
+ * projects that have due bulk mail (docs/decisions.md "Lanes, fair share and destinations"). One statement:
+ * replicas skip each other's rows (SKIP LOCKED), and a claimed row is invisible to them until its lease
+ * lapses. Each claim counts as an attempt, so an email whose sending kills its process cannot be claimed for ever.
  *
- * Lapsed leases first, then the due emails in the order they fell due, each read in order from
- * its own index (status, locked_until) and (status, next_attempt_at), so a claim reads about
- * `limit` rows however long the queue. One condition with an OR across both states (as this was)
- * cannot be read in order from either index: every claim collected and sorted the whole queue,
- * 18 ms for 20,000 waiting emails against 5 ms, and growing with the queue.
+ * Every part is read in order from its own index, so a claim reads about `limit` rows however long the queue.
+ * One condition with an OR across states (as this once was) cannot be read in order from any index: every
+ * claim collected and sorted the whole queue, 18 ms for 20,000 waiting emails against 5 ms, and growing with
+ * the queue. The urgent lane reads emails_urgent_due_idx, so that however many campaign emails fell due before
+ * it, an urgent email is claimed by the next claim. The bulk lane walks the projects that have pending
+ * campaign mail (one step of emails_bulk_due_idx per project, starting after `bulk.cursor` and wrapping round,
+ * at most `bulk.limit` of them), keeps those with mail due now, and takes from each, in the order its mail fell
+ * due, an equal share of `bulk.limit`.
  */
-export async function claimDueEmails(pool: pg.Pool, leaseMs: number, limit: number): Promise<EmailRow[]> {
+export async function claimDueEmails(
+  pool: pg.Pool,
+  leaseMs: number,
+  limit: number,
+  bulk: BulkClaim = { limit, cursor: firstBulkCursor },
+): Promise<EmailRow[]> {
+  const nextProject = (after: string) => `coalesce(
+      (SELECT e.project_id FROM emails e WHERE ${bulkPending} AND e.project_id > ${after} ORDER BY e.project_id LIMIT 1),
+      (SELECT e.project_id FROM emails e WHERE ${bulkPending} ORDER BY e.project_id LIMIT 1))`;
   const { rows } = await pool.query<EmailRow>(
-    `WITH lapsed AS (
+    `WITH RECURSIVE lapsed AS (
       SELECT id FROM emails WHERE status = 'SENDING' AND locked_until < now()
       ORDER BY locked_until LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
-    due AS (
-      SELECT id FROM emails WHERE status = 'PENDING' AND next_attempt_at <= now()
+    urgent AS (
+      SELECT id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
       ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
+    ),
+    ring(project_id, first, turn) AS (
+      SELECT p.project_id, p.project_id, 1 FROM (SELECT ${nextProject("$4::uuid")} AS project_id) p
+      WHERE p.project_id IS NOT NULL AND $3::int > 0
+      UNION ALL
+      SELECT n.project_id, r.first, r.turn + 1 FROM ring r CROSS JOIN LATERAL (SELECT ${nextProject("r.project_id")} AS project_id) n
+      WHERE r.turn < $3 AND n.project_id <> r.first
+    ),
+    active AS (
+      SELECT r.project_id, r.turn FROM ring r
+      WHERE EXISTS (SELECT 1 FROM emails e WHERE ${bulkPending} AND e.project_id = r.project_id AND e.next_attempt_at <= now())
+    ),
+    share AS (SELECT ceil($3::float8 / greatest(count(*), 1))::int AS each FROM active),
+    bulk AS (
+      SELECT c.id FROM active a CROSS JOIN LATERAL (
+        SELECT e.id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
+        ORDER BY e.next_attempt_at LIMIT (SELECT each FROM share) FOR UPDATE SKIP LOCKED
+      ) c
+      ORDER BY a.turn LIMIT $3
     )
     UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
       locked_until = now() + make_interval(secs => $1::double precision)
-    WHERE id IN (SELECT id FROM lapsed UNION ALL SELECT id FROM due LIMIT $2)
+    WHERE id IN (SELECT id FROM lapsed UNION ALL SELECT id FROM urgent UNION ALL SELECT id FROM bulk LIMIT $2)
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
       to_email AS "toEmail", to_name AS "toName", from_email AS "fromEmail", from_name AS "fromName", reply_to AS "replyTo",
       subject, html, headers, attachments, list_unsubscribe AS "listUnsubscribe", template_id::text AS "templateId",
@@ -161,18 +204,28 @@ export async function claimDueEmails(pool: pg.Pool, leaseMs: number, limit: numb
       next_attempt_at AS "nextAttemptAt", locked_until AS "lockedUntil", message_id AS "messageId",
       provider_message_id AS "providerMessageId", provider_response AS "providerResponse", last_error AS "lastError",
       sent_at AS "sentAt", trace_parent AS "traceParent", created_at AS "createdAt", updated_at AS "updatedAt"`,
-    [leaseMs / 1000, limit],
+    [leaseMs / 1000, limit, Math.min(bulk.limit, limit), bulk.cursor],
   );
   return rows;
 }
 
-/** Puts claimed emails back untried (their project's rate is used up): the claim does not count as an attempt. */
-export async function releaseEmails(db: Db, ids: readonly string[], delayMs: number): Promise<void> {
-  if (ids.length === 0) return;
+/** A claimed email put back untried, due again after `delayMs`. */
+export interface HeldEmail {
+  id: string;
+  delayMs: number;
+}
+
+/**
+ * Puts claimed emails back untried (their project's rate is used up, or their destination is at its limits or
+ * backed off): the claim does not count as an attempt.
+ */
+export async function releaseEmails(db: Db, held: readonly HeldEmail[]): Promise<void> {
+  if (held.length === 0) return;
   await db.$executeRaw`
-    UPDATE emails SET status = 'PENDING', attempts = greatest(attempts - 1, 0), locked_until = NULL, updated_at = now(),
-      next_attempt_at = now() + make_interval(secs => ${delayMs / 1000}::double precision)
-    WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`;
+    UPDATE emails e SET status = 'PENDING', attempts = greatest(e.attempts - 1, 0), locked_until = NULL, updated_at = now(),
+      next_attempt_at = now() + make_interval(secs => h.delay_ms / 1000.0)
+    FROM unnest(${held.map((email) => email.id)}::uuid[], ${held.map((email) => email.delayMs)}::float8[]) AS h(id, delay_ms)
+    WHERE e.id = h.id AND e.status = 'SENDING'`;
 }
 
 export type SendingOutcome =

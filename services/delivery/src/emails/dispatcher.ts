@@ -2,8 +2,10 @@ import { type BackgroundLoop, contextOfTraceParent, createBackgroundLoop, type L
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { claimDueEmails, type EmailRow, releaseEmails, suppressedAmong } from "../db/emails.js";
+import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, suppressedAmong } from "../db/emails.js";
+import { isDestinationDeferral } from "../domain/destinations.js";
 import { domainOfAddress } from "../domain/email-input.js";
+import { bulkAllowance, firstBulkCursor, laneOf, nextBulkCursor } from "../domain/lanes.js";
 import { outgoingEmailOf } from "../domain/outgoing-email.js";
 import {
   outcomeOfSendError,
@@ -16,6 +18,7 @@ import {
 import type { RetryPolicy } from "../domain/send-retry.js";
 import { createKeyedTokenBuckets, createTokenBucket } from "../domain/token-bucket.js";
 import type { DkimSigningKey, MailProvider } from "../providers/mail-provider.js";
+import type { Destination, Destinations } from "./destinations.js";
 import { createOutcomeWriter, outcomeWriteOf } from "./outcome-writer.js";
 import { createSigningKeys, signingKeyOf } from "./signing-keys.js";
 
@@ -36,6 +39,13 @@ export interface DispatcherOptions {
   ratePerSecond: number;
   /** Emails a second for one project, for this dispatcher. */
   projectRatePerSecond: number;
+  /**
+   * The share (0 to 1) of `concurrency` and of `ratePerSecond` that bulk (campaign) mail may not take: kept for the
+   * urgent lane (transactional and workflow mail), so that an urgent email never waits for campaign sends to finish.
+   */
+  urgentShare: number;
+  /** Each recipient domain's destination, its limits and its backoff (emails/destinations.ts). */
+  destinations: Destinations;
   /** How long a claim lasts: an email still SENDING after it is claimed again by any dispatcher. */
   leaseMs: number;
   retry: RetryPolicy;
@@ -75,6 +85,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, logger, provider } = options;
   const global = createTokenBucket({ ratePerSecond: options.ratePerSecond });
   const projects = createKeyedTokenBuckets({ ratePerSecond: options.projectRatePerSecond });
+  const bulkLimits = bulkAllowance(options);
+  const bulk = createTokenBucket({ ratePerSecond: bulkLimits.ratePerSecond });
   const signingKeysOf = createSigningKeys({ pool: options.pool, encryptionKey: options.encryptionKey });
   const outcomes = createOutcomeWriter({
     pool: options.outcomesPool,
@@ -82,19 +94,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(options.nudgeOutbox ? { onWritten: options.nudgeOutbox } : {}),
   });
   const inFlight = new Set<Promise<void>>();
+  /** The bulk lane's sends among inFlight. */
+  let bulkInFlight = 0;
+  let bulkCursor = firstBulkCursor;
   let loop: BackgroundLoop | undefined;
   let killed = false;
   let waitingForSlot = false;
 
-  /** Sends one claimed email with its domain's key (undefined: the domain is not verified now); never throws. */
-  async function attempt(row: EmailRow, sender: MailProvider, key: DkimSigningKey | undefined): Promise<SendOutcome> {
-    const domain = domainOfAddress(row.fromEmail);
-    if (!key) return unverifiedDomainOutcome(domain);
+  /**
+   * Sends one claimed email with its domain's key (undefined: the domain is not verified now), holding a slot of
+   * its destination, which a temporary refusal backs off; never throws.
+   */
+  async function attempt(
+    row: EmailRow,
+    sender: MailProvider,
+    key: DkimSigningKey | undefined,
+    destination: Destination,
+  ): Promise<SendOutcome> {
+    let deferred = false;
     try {
+      const domain = domainOfAddress(row.fromEmail);
+      if (!key) return unverifiedDomainOutcome(domain);
       const result = await sender.send(outgoingEmailOf(row, domain, options.returnPathOf?.(row.id)), key);
       return sentOutcome(result, new Date());
     } catch (error) {
+      deferred = isDestinationDeferral(error);
       return outcomeOfSendError(error, options.retry, row.attempts);
+    } finally {
+      options.destinations.release(destination, deferred);
     }
   }
 
@@ -129,67 +156,99 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     options.onRecorded?.(outcome);
   };
 
-  function track(work: Promise<void>): void {
+  function track(row: EmailRow, work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => logger.error({ err: error }, "email dispatch failed"));
+    const isBulk = laneOf(row.category) === "bulk";
+    if (isBulk) bulkInFlight++;
     inFlight.add(tracked);
     void tracked.finally(() => {
       inFlight.delete(tracked);
-      // The loop waits for slots while all are taken: it claims again once half are free, in one statement.
-      if (waitingForSlot && inFlight.size <= options.concurrency / 2) loop?.nudge();
+      if (isBulk) bulkInFlight--;
+      // The loop waits for slots while all are taken (or all of bulk mail's): it claims again once half are free, in one statement.
+      if (waitingForSlot && (inFlight.size <= options.concurrency / 2 || bulkInFlight <= bulkLimits.concurrency / 2)) loop?.nudge();
     });
   }
 
-  async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<void> {
-    const [suppressed, keys] = await Promise.all([
+  /** Sends or records the claimed rows, and puts back those held for their project's rate or their destination; answers how many were held. */
+  async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<{ held: number; soonestMs: number }> {
+    const [suppressed, keys, destinations] = await Promise.all([
       suppressedAmong(options.pool, rows),
       signingKeysOf(rows).catch((error: unknown) => {
         logger.warn({ err: error }, "cannot load the sending domains' keys");
         return undefined;
       }),
+      Promise.all(rows.map((row) => options.destinations.of(row.toEmail))),
     ]);
-    const throttled: string[] = [];
-    let throttleMs = 0;
-    for (const row of rows) {
+    const held: HeldEmail[] = [];
+    const holdBack = (row: EmailRow, delayMs: number) => {
+      held.push({ id: row.id, delayMs: Math.max(delayMs, 10) });
+      global.refund(1);
+      if (laneOf(row.category) === "bulk") bulk.refund(1);
+    };
+    for (const [index, row] of rows.entries()) {
       if (suppressed.has(`${row.projectId} ${row.toEmail}`)) {
-        track(inTraceOf(row, () => record(row, suppressedRecipientOutcome(row.toEmail))));
+        track(
+          row,
+          inTraceOf(row, () => record(row, suppressedRecipientOutcome(row.toEmail))),
+        );
         continue;
       }
       const bucket = projects.bucket(row.projectId);
       if (bucket.take(1) === 0) {
-        throttled.push(row.id);
-        throttleMs = Math.max(throttleMs, bucket.msUntilNext());
-        global.refund(1);
+        holdBack(row, bucket.msUntilNext());
         continue;
       }
       if (!keys) {
         const domain = domainOfAddress(row.fromEmail);
-        track(record(row, retryOrFail(options.retry, row.attempts, `cannot load the DKIM key of ${domain}`)));
+        track(row, record(row, retryOrFail(options.retry, row.attempts, `cannot load the DKIM key of ${domain}`)));
+        continue;
+      }
+      // Mail to a destination at its limits, or backed off after a temporary refusal, waits without an attempt counted.
+      const destination = destinations[index] as Destination;
+      const slot = options.destinations.acquire(destination);
+      if (!slot.ok) {
+        bucket.refund(1);
+        holdBack(row, slot.waitMs);
         continue;
       }
       track(
+        row,
         inTraceOf(row, async () => {
-          const outcome = await attempt(row, sender, signingKeyOf(keys, row));
+          const outcome = await attempt(row, sender, signingKeyOf(keys, row), destination);
           if (!killed) await record(row, outcome);
         }),
       );
     }
-    await releaseEmails(db, throttled, Math.max(throttleMs, 10));
+    await releaseEmails(db, held);
+    return { held: held.length, soonestMs: Math.min(...held.map((email) => email.delayMs)) };
   }
 
-  /** One claim and its sends: as many emails as there are free slots and tokens, and what comes next. */
+  /**
+   * One claim and its sends: as many emails as there are free slots and tokens, bulk mail within its allowance
+   * (domain/lanes.ts), and what comes next.
+   */
   async function claimAndDispatch(sender: MailProvider): Promise<PassOutcome> {
     const slots = options.concurrency - inFlight.size;
-    waitingForSlot = slots <= 0;
+    const bulkSlots = Math.min(slots, bulkLimits.concurrency - bulkInFlight);
+    waitingForSlot = slots <= 0 || bulkSlots <= 0;
     if (slots <= 0) return options.pollIntervalMs * 4;
     const granted = global.take(slots);
     if (granted === 0) return Math.max(global.msUntilNext(), 1);
-    const rows = await claimDueEmails(options.pool, options.leaseMs, granted);
+    const bulkGranted = bulk.take(Math.max(0, Math.min(granted, bulkSlots)));
+    const rows = await claimDueEmails(options.pool, options.leaseMs, granted, { limit: bulkGranted, cursor: bulkCursor });
+    const bulkRows = rows.filter((row) => laneOf(row.category) === "bulk");
     global.refund(granted - rows.length);
+    bulk.refund(bulkGranted - bulkRows.length);
+    bulkCursor = nextBulkCursor(bulkCursor, [...new Set(bulkRows.map((row) => row.projectId))]);
     // Killed: the claimed rows stay SENDING, as a dead process leaves them. Stopping: they are sent and recorded first.
     if (killed) return "done";
-    if (rows.length > 0) await dispatch(rows, sender);
-    // A full claim means more may be due: go again at once (a slot or a token permitting).
-    return rows.length === granted ? "busy" : "idle";
+    if (rows.length === 0) return "idle";
+    const { held, soonestMs } = await dispatch(rows, sender);
+    // Every email held back (its destinations at their limits): claiming again at once would only put back the next ones.
+    if (held === rows.length) return soonestMs;
+    // A full claim means more may be due, and so may bulk mail that a project's share left behind: go again at once
+    // (a slot or a token permitting). A claim that found nothing waits for a nudge or the poll.
+    return rows.length === granted || bulkRows.length > 0 ? "busy" : "idle";
   }
 
   return {

@@ -20,6 +20,7 @@ import {
 import type pg from "pg";
 import { createDb, type Db } from "../db/client.js";
 import { createOutcomesPool } from "../db/outcomes.js";
+import { createDestinations } from "../emails/destinations.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
 import { createEmailEventRecorder } from "../feedback/email-events.js";
@@ -76,6 +77,7 @@ export const testDispatcherOptions = {
   concurrency: 20,
   ratePerSecond: 100_000,
   projectRatePerSecond: 100_000,
+  urgentShare: 0.2,
   leaseMs: 3_000,
   retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 200 },
   pollIntervalMs: 20,
@@ -170,6 +172,13 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
         logger,
         provider,
         encryptionKey: testEncryptionKey,
+        // No limit a test would meet, unless it brings destinations of its own.
+        destinations: createDestinations({
+          table: { groups: {}, default: { concurrency: 10_000, ratePerSecond: 1_000_000 } },
+          lookupMx: async () => ({ kind: "none" }),
+          backoffMs: 50,
+          mxCacheMs: 60_000,
+        }),
         ...testDispatcherOptions,
         ...overrides,
       });
