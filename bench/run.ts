@@ -274,7 +274,12 @@ try {
   if (wanted("replicas")) {
     const replicas = await replicaBenchmarks(
       { ...target, stack },
-      { emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000), tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000) },
+      {
+        emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000),
+        tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000),
+        // e.g. `1` for one replica only, `1,2` for one then two.
+        sequence: (process.env.BENCH_REPLICAS ?? "1,2,1").split(",").map((count) => (count.trim() === "2" ? 2 : 1)),
+      },
     );
     console.log(
       [
