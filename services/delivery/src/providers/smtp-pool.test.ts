@@ -76,7 +76,7 @@ describe("SMTP pool", () => {
     const relay = await startRelay();
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`);
-    const replies = await Promise.all(Array.from({ length: 60 }, (_, n) => smtp.send(envelope, raw(n), 10_000)));
+    const replies = await Promise.all(Array.from({ length: 60 }, (_, n) => smtp.send(envelope, raw(n), 60_000)));
     expect(replies.every((reply) => /^250 2\.0\.0 Ok: queued as \d+$/.test(reply))).toBe(true);
     expect(relay.seen.messages).toHaveLength(60);
     expect(relay.seen.connections).toBeLessThanOrEqual(3);
@@ -89,7 +89,7 @@ describe("SMTP pool", () => {
     const relay = await startRelay();
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1, maxMessagesPerConnection: 2 });
-    for (let n = 0; n < 5; n++) await smtp.send(envelope, raw(n), 10_000);
+    for (let n = 0; n < 5; n++) await smtp.send(envelope, raw(n), 60_000);
     const sessions = relay.seen.messages.map((message) => message.connection);
     expect(new Set(sessions).size).toBe(3);
     expect(sessions[0]).toBe(sessions[1]);
@@ -100,8 +100,8 @@ describe("SMTP pool", () => {
     const relay = await startRelay({ authMethods: ["PLAIN", "LOGIN"] });
     relays.push(relay);
     const smtp = pool(`smtp://herald:secret@127.0.0.1:${relay.port}?requireTLS=true&tls.rejectUnauthorized=false`);
-    await smtp.send(envelope, raw(1), 10_000);
-    await smtp.send(envelope, raw(2), 10_000);
+    await smtp.send(envelope, raw(1), 60_000);
+    await smtp.send(envelope, raw(2), 60_000);
     expect(relay.seen.logins).toEqual(["herald:secret"]);
     expect(relay.seen.messages.map((message) => message.secure)).toEqual([true, true]);
   });
@@ -110,7 +110,7 @@ describe("SMTP pool", () => {
     const relay = await startRelay();
     relays.push(relay);
     const smtp = pool(`smtp://herald:wrong@127.0.0.1:${relay.port}?requireTLS=true&tls.rejectUnauthorized=false`);
-    const failure = (await smtp.send(envelope, raw(1), 10_000).catch((error: unknown) => error)) as SmtpError;
+    const failure = (await smtp.send(envelope, raw(1), 60_000).catch((error: unknown) => error)) as SmtpError;
     expect(failure.code).toBe("EAUTH");
     expect(failure.responseCode).toBe(535);
     expect(relay.seen.messages).toEqual([]);
@@ -127,14 +127,14 @@ describe("SMTP pool", () => {
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1 });
     const refused = (await smtp
-      .send({ ...envelope, to: ["gone@example.org"] }, raw(1), 10_000)
+      .send({ ...envelope, to: ["gone@example.org"] }, raw(1), 60_000)
       .catch((error: unknown) => error)) as SmtpError;
     expect(refused).toMatchObject({ code: "EENVELOPE", command: "RCPT TO", responseCode: 550, response: "550 5.1.1 no such user" });
     const deferred = (await smtp
-      .send({ ...envelope, to: ["later@example.org"] }, raw(2), 10_000)
+      .send({ ...envelope, to: ["later@example.org"] }, raw(2), 60_000)
       .catch((error: unknown) => error)) as SmtpError;
     expect(deferred).toMatchObject({ responseCode: 452, response: "452 4.2.2 mailbox full" });
-    await smtp.send(envelope, raw(3), 10_000);
+    await smtp.send(envelope, raw(3), 60_000);
     expect(relay.seen.connections).toBe(1);
     expect(relay.seen.messages).toHaveLength(1);
   });
@@ -143,9 +143,9 @@ describe("SMTP pool", () => {
     const relay = await startRelay();
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 2 });
-    await Promise.all([smtp.send(envelope, raw(1), 10_000), smtp.send(envelope, raw(2), 10_000)]);
+    await Promise.all([smtp.send(envelope, raw(1), 60_000), smtp.send(envelope, raw(2), 60_000)]);
     relay.dropConnections();
-    await Promise.all([smtp.send(envelope, raw(3), 10_000), smtp.send(envelope, raw(4), 10_000)]);
+    await Promise.all([smtp.send(envelope, raw(3), 60_000), smtp.send(envelope, raw(4), 60_000)]);
     expect(relay.seen.messages).toHaveLength(4);
     expect(relay.seen.connections).toBeGreaterThan(2);
   });
@@ -166,7 +166,7 @@ describe("SMTP pool", () => {
     const failure = (await smtp.send(envelope, raw(1), 300).catch((error: unknown) => error)) as SmtpError;
     expect(failure).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
     stall = false;
-    await expect(smtp.send(envelope, raw(2), 10_000)).resolves.toBe("250 2.0.0 Ok");
+    await expect(smtp.send(envelope, raw(2), 60_000)).resolves.toBe("250 2.0.0 Ok");
     expect(relay.seen.connections).toBe(2);
   });
 
@@ -174,9 +174,9 @@ describe("SMTP pool", () => {
     const relay = await startRelay();
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`);
-    await smtp.send(envelope, raw(1), 10_000);
+    await smtp.send(envelope, raw(1), 60_000);
     smtp.close();
-    const failure = (await smtp.send(envelope, raw(2), 10_000).catch((error: unknown) => error)) as SmtpError;
+    const failure = (await smtp.send(envelope, raw(2), 60_000).catch((error: unknown) => error)) as SmtpError;
     expect(failure.code).toBe("ECONNECTION");
     expect(relay.seen.messages).toHaveLength(1);
   });
