@@ -164,7 +164,8 @@ export interface ReplicaMeasurement {
     seconds: number;
     cpu: CpuUsage;
   };
-  track: {
+  /** Unset when BENCH_REPLICA_TRACKS is 0. */
+  track?: {
     requested: number;
     accepted: number[];
     failed: number;
@@ -379,7 +380,7 @@ async function measure(
   const idleUsage = await idle.stop();
   const idleRate = sum(idleUsage.stack) / idleUsage.seconds;
   const send = await measureSend(target, replicas, counts.emails, read, idleRate, client, warmed);
-  const track = await measureTrack(target, replicas, counts.tracks, read, idleRate, client);
+  const track = counts.tracks > 0 ? await measureTrack(target, replicas, counts.tracks, read, idleRate, client) : undefined;
   return { replicas: replicas.length, idleRate, idle: idleUsage, load: [loadBefore, os.loadavg()[0] ?? 0], send, track };
 }
 
@@ -398,7 +399,7 @@ const byProcess = (used: Map<string, number>, per?: number) =>
  */
 export async function replicaBenchmarks(
   target: ReplicasBenchTarget,
-  counts: { emails: number; tracks: number },
+  counts: { emails: number; tracks: number; sequence?: Array<1 | 2> },
 ): Promise<{ sendRows: string[]; trackRows: string[]; detail: string }> {
   const url = new URL(target.databaseUrl);
   url.searchParams.delete("schema");
@@ -408,15 +409,19 @@ export async function replicaBenchmarks(
   const measured: ReplicaMeasurement[] = [];
   try {
     const first: Replica = { letter: "A", processes: target.stack };
-    // One, two, then one again: what the machine's other tenants changed meanwhile shows between the first and the last.
-    measured.push(await measure(target, [first], counts, client, databaseName));
-    const second = await target.stack.addReplicas();
-    try {
-      measured.push(await measure(target, [first, { letter: "B", processes: second }], counts, client, databaseName));
-    } finally {
-      await second.stop();
+    // By default one, two, then one again: what the machine's other tenants changed meanwhile shows between the first and the last.
+    for (const replicas of counts.sequence ?? [1, 2, 1]) {
+      if (replicas === 1) {
+        measured.push(await measure(target, [first], counts, client, databaseName));
+        continue;
+      }
+      const second = await target.stack.addReplicas();
+      try {
+        measured.push(await measure(target, [first, { letter: "B", processes: second }], counts, client, databaseName));
+      } finally {
+        await second.stop();
+      }
     }
-    measured.push(await measure(target, [first], counts, client, databaseName));
   } finally {
     await client.end();
   }
@@ -432,7 +437,8 @@ export async function replicaBenchmarks(
     const once = send.duplicates === 0 && send.missing === 0 && send.repeatedMessageIds === 0 && send.unsentInQueue === 0;
     return `| ${replicas} of each | ${int(send.requested)} via POST /v1/send; 2xx by gateway ${letters(send.accepted)} (all answered at ${send.acceptSeconds.toFixed(1)} s) | ${int(send.arrived)}, ${once ? "each once" : "NOT each once"}: ${send.duplicates} duplicates, ${send.missing} missing, ${send.repeatedMessageIds} repeated Message-IDs, ${send.unsentInQueue} not SENT | ${letters(send.sentBy)}${send.otherOutcomes ? ` (+${send.otherOutcomes} other outcomes)` : ""} | ${int(send.arrived / send.seconds)} emails/s (last arrival at ${send.seconds.toFixed(1)} s) | ${cost.gross.toFixed(2)} ms | ${cost.net.toFixed(2)} ms |`;
   });
-  const trackRows = measured.map(({ replicas, idleRate, track }) => {
+  const trackRows = measured.flatMap(({ replicas, idleRate, track }) => {
+    if (!track) return [];
     const accepted = total(track.accepted);
     const cost = perUnit(track.cpu, idleRate, accepted);
     const once = track.recorded === accepted && track.distinct === track.recorded;
@@ -440,12 +446,16 @@ export async function replicaBenchmarks(
   });
   const detail = measured.flatMap(({ replicas, idleRate, idle, load, send, track }) => {
     const email = perUnit(send.cpu, idleRate, send.arrived);
-    const event = perUnit(track.cpu, idleRate, total(track.accepted));
+    const event = track && perUnit(track.cpu, idleRate, total(track.accepted));
     return [
       `${replicas} of each (load average ${load[0].toFixed(1)} before, ${load[1].toFixed(1)} after): idle, the stack used ${idleRate.toFixed(3)} CPU s a second (${byProcess(idle.stack, idle.seconds)} CPU ms a second).`,
       `- emails, CPU s from the first request until the consumers drained (${send.cpu.seconds.toFixed(1)} s): ${byProcess(send.cpu.stack)}. Shared servers: ${byProcess(send.cpu.shared)} (${email.shared.toFixed(2)} ms an email). The bench process (load generator and SMTP sink): ${send.cpu.bench.toFixed(1)}.`,
-      `- tracked events, CPU s (${track.cpu.seconds.toFixed(1)} s): ${byProcess(track.cpu.stack)}. Shared servers: ${byProcess(track.cpu.shared)} (${event.shared.toFixed(3)} ms a request). The bench process: ${track.cpu.bench.toFixed(1)}.`,
-      `- one core at the stack's cost less idle: ${int(1000 / email.net)} emails/s, or ${int(1000 / event.net)} tracked events/s.`,
+      ...(track && event
+        ? [
+            `- tracked events, CPU s (${track.cpu.seconds.toFixed(1)} s): ${byProcess(track.cpu.stack)}. Shared servers: ${byProcess(track.cpu.shared)} (${event.shared.toFixed(3)} ms a request). The bench process: ${track.cpu.bench.toFixed(1)}.`,
+          ]
+        : []),
+      `- one core at the stack's cost less idle: ${int(1000 / email.net)} emails/s${event ? `, or ${int(1000 / event.net)} tracked events/s` : ""}.`,
     ];
   });
   return { sendRows, trackRows, detail: detail.join("\n") };

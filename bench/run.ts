@@ -208,8 +208,9 @@ const stack = await startStack(
     // events (identity meters from the beginning of the topic), CPU the measured paths share.
     KAFKA_GROUP_PREFIX: "bench.",
   },
-  // A member of those groups that an earlier run left without leaving holds up the joins until its session lapses.
-  120_000,
+  // A member of those groups that an earlier run left without leaving holds up the joins until its session lapses;
+  // a machine shared with other work may need longer (BENCH_START_TIMEOUT_MS).
+  Number(process.env.BENCH_START_TIMEOUT_MS ?? 120_000),
 ).catch(async (error: unknown) => {
   await stopInfrastructure();
   throw error;
@@ -287,7 +288,12 @@ try {
   if (wanted("replicas")) {
     const replicas = await replicaBenchmarks(
       { ...target, stack },
-      { emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000), tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000) },
+      {
+        emails: Number(process.env.BENCH_REPLICA_EMAILS ?? 20_000),
+        tracks: Number(process.env.BENCH_REPLICA_TRACKS ?? 20_000),
+        // e.g. `1` for one replica only, `1,2` for one then two.
+        sequence: (process.env.BENCH_REPLICAS ?? "1,2,1").split(",").map((count) => (count.trim() === "2" ? 2 : 1)),
+      },
     );
     console.log(
       [

@@ -1,9 +1,11 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { type Cache, createCache } from "@herald/platform";
-import { createTransport, type NodemailerError } from "nodemailer";
+import type { NodemailerError } from "nodemailer";
+import type { SMTPEnvelope } from "nodemailer/lib/smtp-connection";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
 import { createMessageBuilder } from "./message-builder.js";
+import { createSmtpPool } from "./smtp-pool.js";
 
 export interface SmtpProviderOptions {
   /** `smtp://user:pass@host:port` (STARTTLS when the server offers it) or `smtps://…` (TLS from the first byte). */
@@ -16,6 +18,8 @@ export interface SmtpProviderOptions {
   greetingTimeoutMs?: number;
   /** Inactivity on an open connection. */
   socketTimeoutMs?: number;
+  /** An unused pooled connection is closed after this long. */
+  idleTimeoutMs?: number;
   /** One whole send, queueing in the pool included: bounds a relay that trickles its replies, which no socket timeout notices. */
   sendTimeoutMs?: number;
   /** Worker threads that build and sign messages; 0: the event loop's own thread (message-builder.ts). */
@@ -133,24 +137,21 @@ export function classifySmtpError(error: unknown): SendFailure {
 }
 
 /**
- * The SMTP provider: a pool of connections to the relay of `SMTP_URL`, every message DKIM-signed with
+ * The SMTP provider: a pool of connections to the relay of `SMTP_URL` (smtp-pool.ts), every message DKIM-signed with
  * its own domain's key. Each message is built and signed before it waits for a pooled connection (in
  * the build threads when there are any): given to nodemailer to build and sign, it would be built
  * while it holds the connection, after the relay said DATA, and a connection's turn would last that
  * CPU work on top of its round trips.
  */
 export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
-  const transport = createTransport({
+  const pool = createSmtpPool({
     url: options.url,
-    pool: true,
     maxConnections: options.maxConnections ?? 5,
-    maxMessages: options.maxMessagesPerConnection ?? 100,
-    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
-    greetingTimeout: options.greetingTimeoutMs ?? 10_000,
-    socketTimeout: options.socketTimeoutMs ?? 60_000,
-    // Content is always given inline: never let a message read a local file or fetch a URL.
-    disableFileAccess: true,
-    disableUrlAccess: true,
+    maxMessagesPerConnection: options.maxMessagesPerConnection ?? 100,
+    connectionTimeoutMs: options.connectionTimeoutMs ?? 10_000,
+    greetingTimeoutMs: options.greetingTimeoutMs ?? 10_000,
+    socketTimeoutMs: options.socketTimeoutMs ?? 60_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 4 * 60_000,
   });
   const sendTimeoutMs = options.sendTimeoutMs ?? 120_000;
   const signingKeys = new SigningKeys(1_000);
@@ -164,15 +165,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
         dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
         headerFieldNames: dkimSignedHeaderFields,
       });
-      // The Message-ID given again: nodemailer would otherwise generate one for the raw message, to throw away.
-      const info = await transport.sendMail({
-        envelope,
-        raw,
-        messageId: message.messageId,
-        xMailer: false,
-        signal: AbortSignal.timeout(sendTimeoutMs),
-      });
-      return { providerMessageId: message.messageId, response: info.response ?? "" };
+      const response = await pool.send({ from: envelope.from, to: envelope.to } as SMTPEnvelope, raw, sendTimeoutMs);
+      return { providerMessageId: message.messageId, response };
     } catch (error) {
       throw classifySmtpError(error);
     }
@@ -183,7 +177,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
     send: sends.send,
     async close() {
       await sends.drain();
-      transport.close();
+      pool.close();
       await builder.close();
     },
   };

@@ -1,0 +1,243 @@
+import { parseConnectionUrl } from "nodemailer/lib/shared";
+import SMTPConnection, { type SMTPConnectionOptions, type SMTPEnvelope } from "nodemailer/lib/smtp-connection";
+
+export interface SmtpPoolOptions {
+  /** `smtp://user:pass@host:port` (STARTTLS when offered), `smtps://…` (TLS from the first byte); nodemailer's query options (`?requireTLS=true`, `?tls.rejectUnauthorized=false`). */
+  url: string;
+  maxConnections: number;
+  /** Messages one connection sends before it is closed and another opened. */
+  maxMessagesPerConnection: number;
+  connectionTimeoutMs: number;
+  greetingTimeoutMs: number;
+  socketTimeoutMs: number;
+  /** An unused connection is closed after this long, below the 5 minutes RFC 5321 asks servers to wait. */
+  idleTimeoutMs: number;
+}
+
+/** What a refused or failed send rejects with: nodemailer's own error (code, responseCode, response, command). */
+export type SmtpError = Error & { code?: string; responseCode?: number; response?: string; command?: string };
+
+export interface SmtpPool {
+  /**
+   * Sends a message that is already built and signed; answers the relay's final reply. Rejects with
+   * nodemailer's error, or with a `TimeoutError` once `timeoutMs` (waiting for a connection included) is up.
+   */
+  send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string>;
+  /** Closes every connection; sends waiting for one fail. */
+  close(): void;
+}
+
+interface Pooled {
+  connection: SMTPConnection;
+  messages: number;
+  idleTimer: NodeJS.Timeout | undefined;
+  /** Out of the pool: an error, a timeout or the connection's own 'end' may each say so, and it counts once. */
+  discarded: boolean;
+}
+
+interface Waiter {
+  resolve(pooled: Pooled): void;
+  reject(error: Error): void;
+}
+
+const transientCodes = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"]);
+
+/**
+ * Pooled SMTP connections that carry raw messages, on nodemailer's `SMTPConnection` (the protocol, TLS,
+ * STARTTLS, AUTH, PIPELINING). nodemailer's own pool takes a mail object, compiles a MIME node for it even
+ * when it is raw, and streams it through `stream.pipeline`, whose end builds a DOMException with its stack:
+ * 11 % of the delivery event loop for bytes that were built and signed already. This pool keeps what
+ * nodemailer's gives: at most `maxConnections`, reuse, a message limit per connection, a fresh connection
+ * after a failure or an idle close, RSET after a refusal, and a message retried on a new connection when
+ * a reused one turns out to be gone.
+ */
+export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
+  const { auth, ...urlOptions } = parseConnectionUrl(options.url);
+  const connectionOptions: SMTPConnectionOptions = {
+    ...(urlOptions as SMTPConnectionOptions),
+    connectionTimeout: options.connectionTimeoutMs,
+    greetingTimeout: options.greetingTimeoutMs,
+    socketTimeout: options.socketTimeoutMs,
+    logger: false,
+  };
+  const idle: Pooled[] = [];
+  const waiters: Waiter[] = [];
+  let open = 0;
+  let opening = 0;
+  let closed = false;
+
+  const closedError = () => Object.assign(new Error("the SMTP pool is closed"), { code: "ECONNECTION" });
+
+  function discard(pooled: Pooled, quit: boolean): void {
+    if (pooled.discarded) return;
+    pooled.discarded = true;
+    clearTimeout(pooled.idleTimer);
+    const index = idle.indexOf(pooled);
+    if (index !== -1) idle.splice(index, 1);
+    pooled.connection.removeAllListeners("end");
+    if (!pooled.connection.destroyed) {
+      if (quit) pooled.connection.quit();
+      else pooled.connection.close();
+    }
+    open--;
+    pump();
+  }
+
+  function connect(): Promise<Pooled> {
+    return new Promise((resolve, reject) => {
+      const connection = new SMTPConnection(connectionOptions);
+      let settled = false;
+      const fail = (error: Error) => {
+        if (settled) return;
+        settled = true;
+        connection.close();
+        reject(error);
+      };
+      // Errors outside a send (an idle connection reset) end the connection; its 'end' takes it out of the pool.
+      connection.on("error", fail);
+      connection.once("end", () => fail(Object.assign(new Error("Connection closed unexpectedly"), { code: "ECONNECTION" })));
+      connection.connect((error) => {
+        if (error) return fail(error);
+        const ready = () => {
+          if (settled) return;
+          settled = true;
+          const pooled: Pooled = { connection, messages: 0, idleTimer: undefined, discarded: false };
+          connection.removeAllListeners("end");
+          connection.once("end", () => discard(pooled, false));
+          resolve(pooled);
+        };
+        if (!auth || !connection.allowsAuth) return ready();
+        connection.login(auth, (loginError) => (loginError ? fail(loginError) : ready()));
+      });
+    });
+  }
+
+  /** Hands idle connections to waiting sends, and opens connections for the rest up to the cap. */
+  function pump(): void {
+    if (closed) return;
+    while (waiters.length > 0 && idle.length > 0) {
+      const pooled = idle.pop() as Pooled;
+      clearTimeout(pooled.idleTimer);
+      waiters.shift()?.resolve(pooled);
+    }
+    while (waiters.length > opening && open < options.maxConnections) {
+      open++;
+      opening++;
+      connect().then(
+        (pooled) => {
+          opening--;
+          release(pooled);
+        },
+        (error: Error) => {
+          opening--;
+          open--;
+          // The send that asked for this connection learns why there is none; the others wait for their own.
+          waiters.shift()?.reject(error);
+          pump();
+        },
+      );
+    }
+  }
+
+  function release(pooled: Pooled): void {
+    if (pooled.discarded) return;
+    if (closed || pooled.connection.destroyed || pooled.messages >= options.maxMessagesPerConnection) {
+      discard(pooled, true);
+      return;
+    }
+    const waiter = waiters.shift();
+    if (waiter) {
+      waiter.resolve(pooled);
+      return;
+    }
+    idle.push(pooled);
+    pooled.idleTimer = setTimeout(() => discard(pooled, true), options.idleTimeoutMs);
+    pooled.idleTimer.unref();
+  }
+
+  function acquire(): { connection: Promise<Pooled>; cancel(): void } {
+    let waiter: Waiter | undefined;
+    const connection = new Promise<Pooled>((resolve, reject) => {
+      if (closed) return reject(closedError());
+      waiter = { resolve, reject };
+      waiters.push(waiter);
+      pump();
+    });
+    return {
+      connection,
+      cancel() {
+        const index = waiter ? waiters.indexOf(waiter) : -1;
+        if (index !== -1) waiters.splice(index, 1);
+      },
+    };
+  }
+
+  /** One attempt on one connection: resolves the final reply, or rejects and leaves the connection reset or discarded. */
+  function sendOn(pooled: Pooled, envelope: SMTPEnvelope, raw: Buffer): Promise<string> {
+    pooled.messages++;
+    return new Promise((resolve, reject) => {
+      pooled.connection.send(envelope, raw, (error, info) => {
+        if (!error) {
+          release(pooled);
+          return resolve(info.response);
+        }
+        const refused = (error.code === "EENVELOPE" || error.code === "EMESSAGE") && error.responseCode !== 421;
+        if (refused && !pooled.connection.destroyed) {
+          // The relay refused this message, not the session: RSET and keep the connection.
+          pooled.connection.reset((resetError) => (resetError ? discard(pooled, false) : release(pooled)));
+        } else {
+          discard(pooled, false);
+        }
+        reject(error);
+      });
+    });
+  }
+
+  async function send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    let current: Pooled | undefined;
+    let cancel = () => {};
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        cancel();
+        // A relay that trickles its replies: this connection's session is in an unknown state.
+        if (current) discard(current, false);
+        reject(Object.assign(new Error(`the send took longer than ${timeoutMs} ms`), { name: "TimeoutError", code: "ETIMEDOUT" }));
+      }, timeoutMs);
+    });
+    timedOut.catch(() => undefined);
+    const attempt = async (): Promise<string> => {
+      for (let tries = 1; ; tries++) {
+        const acquired = acquire();
+        cancel = acquired.cancel;
+        const pooled = await Promise.race([acquired.connection, timedOut]);
+        current = pooled;
+        const reused = pooled.messages > 0;
+        try {
+          return await sendOn(pooled, envelope, raw);
+        } catch (error) {
+          const failure = error as SmtpError;
+          const gone = transientCodes.has(failure.code ?? "") || failure.responseCode === 421;
+          // A reused connection the relay dropped meanwhile: once more on another (nodemailer's pool requeues it).
+          if (!(reused && gone && tries === 1)) throw error;
+        } finally {
+          current = undefined;
+        }
+      }
+    };
+    try {
+      return await Promise.race([attempt(), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    send,
+    close() {
+      closed = true;
+      for (const waiter of waiters.splice(0)) waiter.reject(closedError());
+      for (const pooled of [...idle]) discard(pooled, true);
+    },
+  };
+}
