@@ -3,7 +3,7 @@ import { dkimVerify } from "mailauth";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { type AccountEmail, accountEmail, tokenIn } from "./support/auth-emails.js";
-import { createProject, restClient, sessionCookieOf, signUp, uniqueEmail } from "./support/http.js";
+import { createProject, restClient, sessionCookieOf, signUp, uniqueEmail, verifyAddress } from "./support/http.js";
 
 const { stack, dns, systemEmail } = inject("herald");
 const call = restClient(stack.gatewayUrl);
@@ -111,6 +111,7 @@ describe("account emails, sent by delivery as system mail (issue 19)", () => {
 
   it("invite → the invitee signs up and verifies → member", async () => {
     const owner = await signUp(call, "inviter");
+    await verifyAddress(call, owner);
     const project = await createProject(call, owner.cookie, "Invitations");
     const invitee = uniqueEmail("invitee");
     const invited = await call<Member>("POST", `/projects/${project.id}/members`, { cookie: owner.cookie, body: { email: invitee } });
@@ -119,7 +120,7 @@ describe("account emails, sent by delivery as system mail (issue 19)", () => {
 
     const invitation = await accountEmail(invitee, "invitation");
     await expectSystemMail(invitation, "/auth/signup?email=");
-    expect(invitation.subject).toBe("You are invited to Invitations on Herald");
+    expect(invitation.subject).toBe("You are invited to a project on Herald");
     expect(invitation.text).toContain(owner.email);
 
     const signedUp = await call<{ user: { id: string } }>("POST", "/auth/signup", {
@@ -140,6 +141,7 @@ describe("account emails, sent by delivery as system mail (issue 19)", () => {
 
   it("invites an existing unverified account, which joins once it follows its verification link", async () => {
     const owner = await signUp(call, "owner");
+    await verifyAddress(call, owner);
     const project = await createProject(call, owner.cookie, "Existing");
     const unproven = await signUp(call, "unproven");
     const invited = await call<Member>("POST", `/projects/${project.id}/members`, {

@@ -122,6 +122,8 @@ export default async function setup(project: TestProject) {
       // POST /webhooks/incoming/stripe verifies with this secret and sets caps from these prices (tests/stripe-webhooks.test.ts).
       STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
       STRIPE_PRICE_LIMITS: JSON.stringify(testStripePrices),
+      // A project's images may take 40 MB in all, so that a test reaches the quota in a few uploads (tests/upload-quota.test.ts).
+      UPLOAD_QUOTA_BYTES_PER_PROJECT: String(40 * 1024 * 1024),
     },
     stackStartTimeoutMs,
   );

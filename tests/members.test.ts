@@ -17,7 +17,7 @@ describe("members and roles", () => {
     owner = await signUp(call, "owner");
     member = await signUp(call, "member");
     admin = await signUp(call, "admin");
-    await Promise.all([verifyAddress(call, member), verifyAddress(call, admin)]);
+    await Promise.all([verifyAddress(call, owner), verifyAddress(call, member), verifyAddress(call, admin)]);
     project = await createProject(call, owner.cookie, "Team");
   });
 

@@ -27,7 +27,7 @@ describe("the role matrix", () => {
     owner = await signUp(call, "roles-owner");
     admin = await signUp(call, "roles-admin");
     member = await signUp(call, "roles-member");
-    await Promise.all([verifyAddress(call, admin), verifyAddress(call, member)]);
+    await Promise.all([verifyAddress(call, owner), verifyAddress(call, admin), verifyAddress(call, member)]);
     project = await createProject(call, owner.cookie, "Roles");
     for (const [user, role] of [
       [admin, "ADMIN"],

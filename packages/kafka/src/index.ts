@@ -5,5 +5,6 @@ export * from "./kafka-client.js";
 export * from "./outbox.js";
 export * from "./outbox-relay.js";
 export * from "./project-lifecycle-consumer.js";
+export * from "./project-status-consumer.js";
 export * from "./sql-client.js";
 export * from "./topics.js";

@@ -26,6 +26,7 @@ import { observeTimers } from "./engine/timer-metrics.js";
 import { createTriggerIndex } from "./engine/trigger-index.js";
 import { createWebhookExecutor } from "./engine/webhook.js";
 import { createWebhookSecrets } from "./engine/webhook-secrets.js";
+import { createProjectStatusConsumerOfAutomation, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { createTriggerConsumer, triggerGroupId } from "./events/trigger-consumer.js";
 import { createWorkflowChangesListener, workflowChangesTopic } from "./events/workflow-changes.js";
 import { createExecutions } from "./executions/executions.js";
@@ -60,7 +61,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, workflowChangesTopic]);
+  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle, workflowChangesTopic]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
 
@@ -120,7 +121,8 @@ try {
   const executions = createExecutions({ db, contacts: clients.contacts, nudgeRunner: () => runner.nudge() });
   const triggersGroup = `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`;
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup] });
+  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}${projectStatusGroupId}`;
+  observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup, projectStatusGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const triggers = createTriggerConsumer({
     kafka,
@@ -130,6 +132,7 @@ try {
     index,
     nudgeRunner: () => runner.nudge(),
   });
+  const projectStatus = createProjectStatusConsumerOfAutomation({ kafka, db, logger, groupId: projectStatusGroup });
   const changes = createWorkflowChangesListener({
     kafka,
     logger,
@@ -142,6 +145,7 @@ try {
   runner.start();
   await changes.start();
   await triggers.start();
+  await projectStatus.start();
   readiness.start();
   await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.AUTOMATION_URL), config.LISTEN_HOST);
@@ -150,6 +154,7 @@ try {
     () => readiness.stop(),
     () => server.close(),
     () => triggers.stop(),
+    () => projectStatus.stop(),
     () => changes.stop(),
     () => runner.stop(),
     () => renders.close(),

@@ -21,6 +21,7 @@ import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
+import { createProjectStatusConsumerOfCampaigns, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -64,9 +65,11 @@ try {
   const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: activityGroup });
   const lifecycleGroup = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
   const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, campaignSends, groupId: lifecycleGroup });
+  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}${projectStatusGroupId}`;
+  const projectStatus = createProjectStatusConsumerOfCampaigns({ kafka, db, logger, groupId: projectStatusGroup });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup] });
+  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup, projectStatusGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({ db, logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -77,6 +80,7 @@ try {
   fanOut.start();
   await activity.start();
   await lifecycle.start();
+  await projectStatus.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => readiness.stop(),
@@ -85,6 +89,7 @@ try {
     () => renders.close(),
     () => activity.stop(),
     () => lifecycle.stop(),
+    () => projectStatus.stop(),
     () => relay.stop(),
     closeDatabase,
     () => databaseProbe.close(),

@@ -1,5 +1,6 @@
 import { kafkaSaslCredentials, parseConfig, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
+import { defaultDataKeyLimits } from "./tracking/data-key-limits.js";
 
 export const configSchema = z
   .object({
@@ -18,6 +19,10 @@ export const configSchema = z
     OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(50),
     /** How long a process trusts its memory that a data key is registered; 0 asks the registry on every write. */
     FIELD_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
+    /** Top-level data keys a contact may hold after a /v1/track call (the public key's path); past it 400 DATA_KEY_LIMIT_EXCEEDED. */
+    TRACK_MAX_DATA_KEYS_PER_CONTACT: z.coerce.number().int().min(1).default(defaultDataKeyLimits.perContact),
+    /** Distinct contact fields a project may have once a /v1/track call registered its keys; past it 400 FIELD_LIMIT_EXCEEDED. */
+    TRACK_MAX_FIELDS_PER_PROJECT: z.coerce.number().int().min(1).default(defaultDataKeyLimits.perProject),
     /** How often every tracked segment is fully re-evaluated (what time alone changes, and anything missed). */
     SEGMENT_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(300_000),
     /** How long changed contacts collect before their tracked segments are re-evaluated. */

@@ -99,6 +99,7 @@ try {
     nudgeOutbox,
     nudgeWorker: () => worker.nudge(),
     contactsChanged: membershipWatch.contactsChanged,
+    dataKeyLimits: { perContact: config.TRACK_MAX_DATA_KEYS_PER_CONTACT, perProject: config.TRACK_MAX_FIELDS_PER_PROJECT },
     refuseSegmentInUse: createSegmentInUseCheck(createRpcClient(CampaignsService, { baseUrl: config.CAMPAIGNS_URL, timeoutMs: 10_000 })),
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.

@@ -20,6 +20,7 @@ import { createSegmentsRpc } from "./rpc/segments-rpc.js";
 import { createAudiences } from "./segments/audience.js";
 import type { SegmentInUseCheck } from "./segments/segment-campaigns.js";
 import { createSegments } from "./segments/segments.js";
+import type { DataKeyLimits } from "./tracking/data-key-limits.js";
 import { createEvents } from "./tracking/events.js";
 
 export interface Deps {
@@ -38,6 +39,8 @@ export interface Deps {
   nudgeWorker: () => void;
   /** Tells the membership watch which contacts changed (tracked segments follow them at once). */
   contactsChanged: ContactsChanged;
+  /** The caps on the data keys /v1/track writes (TRACK_MAX_DATA_KEYS_PER_CONTACT, TRACK_MAX_FIELDS_PER_PROJECT). */
+  dataKeyLimits: DataKeyLimits;
   /** DELETE /segments/:id asks the campaigns service whether an active campaign uses the segment. */
   refuseSegmentInUse?: SegmentInUseCheck;
 }
@@ -47,7 +50,15 @@ export function build(deps: Deps): RpcServer {
   const upserts = createContactUpserts({ pool, knownFields, nudgeOutbox, contactsChanged });
   const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged });
   const fields = createFields({ db, knownFields });
-  const events = createEvents({ db, pool, upserts, knownFields, nudgeOutbox, contactsChanged });
+  const events = createEvents({
+    db,
+    pool,
+    upserts,
+    knownFields,
+    nudgeOutbox,
+    contactsChanged,
+    dataKeyLimits: deps.dataKeyLimits,
+  });
   const jobs = createJobRequests({ db, nudgeWorker: deps.nudgeWorker });
   const segments = createSegments({ db, pool, upserts });
   const audiences = createAudiences({ db, pool });

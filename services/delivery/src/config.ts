@@ -232,6 +232,12 @@ export const configSchema = z
       .min(1)
       .max(uploadCeilingBytes)
       .default(5 * 1024 * 1024),
+    /** The bytes of images one project may keep stored in all (POST /uploads/image answers 413 UPLOAD_QUOTA_EXCEEDED past it); 1 GiB by default. */
+    UPLOAD_QUOTA_BYTES_PER_PROJECT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(1024 * 1024 * 1024),
     /** Where images are kept when no S3 bucket is set: <checkout>/.herald/uploads (services/delivery/{src,dist}/ is 3 levels down). */
     UPLOADS_DIR: z
       .string()

@@ -119,6 +119,7 @@ try {
         })
       : createLocalImageStore({ dir: config.UPLOADS_DIR }),
     maxBytes: config.UPLOAD_MAX_BYTES,
+    quotaBytes: config.UPLOAD_QUOTA_BYTES_PER_PROJECT,
   });
   const lifecycleGroupId = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
   const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, uploads, groupId: lifecycleGroupId });

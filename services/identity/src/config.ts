@@ -85,8 +85,14 @@ export const configSchema = z
     /** Password hashes computed at once (each holds 128·2^PASSWORD_SCRYPT_LOG_N·8 bytes: 128 MiB at 17), and how many may wait. */
     PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     PASSWORD_HASH_MAX_WAITING: z.coerce.number().int().min(0).max(10_000).default(64),
+    /** The same for new passwords (sign-up, password reset), a queue of their own so that a flood of sign-ups leaves sign-in alone. */
+    SIGNUP_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    SIGNUP_HASH_MAX_WAITING: z.coerce.number().int().min(0).max(10_000).default(32),
     /** Verification and reset emails per address and purpose per hour. */
     AUTH_EMAIL_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(5),
+    /** Invitations one project may send per day, and one address may receive per day from all projects together. */
+    INVITATIONS_PER_PROJECT_PER_DAY: z.coerce.number().int().positive().default(50),
+    INVITATIONS_PER_ADDRESS_PER_DAY: z.coerce.number().int().positive().default(5),
     /** Sign-in waits until the account's address is proven (its verification link, a reset link, or an OAuth provider). */
     REQUIRE_EMAIL_VERIFICATION: envBoolean(false),
     /** How often account emails another replica queued, or whose hand-over to delivery failed, are looked for. */

@@ -7,7 +7,7 @@ import { ProjectService } from "@herald/proto/herald/identity/v1/project_service
 import type { Redis } from "ioredis";
 import { createAccounts } from "./accounts/accounts.js";
 import { createAuthEmailLimiter } from "./accounts/auth-email-limiter.js";
-import { limitHashing } from "./accounts/hashing-limit.js";
+import { createHashingQueues } from "./accounts/hashing-limit.js";
 import { createOAuthSignIn } from "./accounts/oauth-sign-in.js";
 import { createSessions } from "./accounts/sessions.js";
 import { createBilling } from "./billing/billing.js";
@@ -19,6 +19,7 @@ import { createPasswordHasher } from "./domain/password.js";
 import { createSessionTokens } from "./domain/session-token.js";
 import { limitsOfPlan } from "./domain/stripe-plan.js";
 import { createOAuthProviders } from "./oauth/providers.js";
+import { createInvitationLimiter } from "./projects/invitation-limiter.js";
 import { createMembers } from "./projects/members.js";
 import { createProjects } from "./projects/projects.js";
 import { createAccountRpc } from "./rpc/account-rpc.js";
@@ -49,9 +50,9 @@ export function build(deps: Deps): RpcServer {
     db,
     logger,
     sessions,
-    passwords: limitHashing(createPasswordHasher({ logN: config.PASSWORD_SCRYPT_LOG_N }), {
-      concurrency: config.PASSWORD_HASH_CONCURRENCY,
-      maxWaiting: config.PASSWORD_HASH_MAX_WAITING,
+    passwords: createHashingQueues(createPasswordHasher({ logN: config.PASSWORD_SCRYPT_LOG_N }), {
+      signIn: { concurrency: config.PASSWORD_HASH_CONCURRENCY, maxWaiting: config.PASSWORD_HASH_MAX_WAITING },
+      newPassword: { concurrency: config.SIGNUP_HASH_CONCURRENCY, maxWaiting: config.SIGNUP_HASH_MAX_WAITING },
     }),
     limiter: createAuthEmailLimiter({ redis: deps.redis, limitPerHour: config.AUTH_EMAIL_LIMIT_PER_HOUR }),
     publicUrl: config.PUBLIC_URL,
@@ -65,6 +66,11 @@ export function build(deps: Deps): RpcServer {
     db,
     logger,
     publicUrl: config.PUBLIC_URL,
+    limiter: createInvitationLimiter({
+      redis: deps.redis,
+      perProjectPerDay: config.INVITATIONS_PER_PROJECT_PER_DAY,
+      perAddressPerDay: config.INVITATIONS_PER_ADDRESS_PER_DAY,
+    }),
     ...(deps.nudgeAccountMail ? { emailQueued: deps.nudgeAccountMail } : {}),
   });
   const prices = new Map(Object.entries(config.STRIPE_PRICE_LIMITS).map(([priceId, caps]) => [priceId, limitsOfPlan(caps)]));

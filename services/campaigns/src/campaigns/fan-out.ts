@@ -16,11 +16,13 @@ import {
   lockCampaign,
   markSent,
   markWithdrawn,
+  releaseFanOut,
   startDueCampaigns,
   stopCampaign,
   unwithdrawnCampaigns,
 } from "../db/campaigns.js";
 import type { Db } from "../db/client.js";
+import { isProjectStopped } from "../db/stopped-projects.js";
 
 /** Strings rendered where the recipient's own links go; delivery writes the signed links in their place. */
 export const linkMarkers = {
@@ -127,6 +129,11 @@ export function createFanOut(deps: {
       async (tx) => {
         const current = await lockCampaign(tx, row.projectId, row.id);
         if (current?.status !== "SENDING" || current.fanoutOwner !== owner) return false;
+        // Read under the campaign's lock, which the consumer of project.disabled takes too: no batch enqueues after it.
+        if (await isProjectStopped(tx, row.projectId)) {
+          await releaseFanOut(tx, row.id);
+          return false;
+        }
         let recipients = 0;
         if (emails.length > 0) {
           const answer = await deps.campaignSends.enqueueCampaignEmails({

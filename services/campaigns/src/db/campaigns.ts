@@ -59,19 +59,23 @@ export async function lockCampaign(tx: Tx, projectId: string, id: string): Promi
   return findCampaign(tx, projectId, id);
 }
 
-/** SCHEDULED campaigns whose time has come move to SENDING; SKIP LOCKED: each is moved by one replica. */
+/**
+ * SCHEDULED campaigns whose time has come move to SENDING; SKIP LOCKED: each is moved by one replica.
+ * A stopped (disabled) project's stay SCHEDULED, and start once it is enabled again.
+ */
 export async function startDueCampaigns(db: Db): Promise<number> {
   return db.$executeRaw`
     UPDATE campaigns SET status = 'SENDING', sent_at = now(), updated_at = now()
     WHERE id IN (
       SELECT id FROM campaigns WHERE status = 'SCHEDULED' AND scheduled_for <= now()
+        AND project_id NOT IN (SELECT project_id FROM stopped_projects)
       ORDER BY scheduled_for LIMIT 100 FOR UPDATE SKIP LOCKED
     )`;
 }
 
 /**
  * Claims one SENDING campaign whose fan-out is unfinished and unowned (or whose owner's lease
- * lapsed: it died or stalled), for `owner` until `leaseMs` from now.
+ * lapsed: it died or stalled), for `owner` until `leaseMs` from now; none of a stopped (disabled) project.
  */
 export async function claimFanOut(db: Db, owner: string, leaseMs: number): Promise<CampaignRow | null> {
   const claimed = await db.$queryRaw<Array<{ id: string; project_id: string }>>`
@@ -79,6 +83,7 @@ export async function claimFanOut(db: Db, owner: string, leaseMs: number): Promi
     WHERE id = (
       SELECT id FROM campaigns
       WHERE status = 'SENDING' AND NOT fanout_done
+        AND project_id NOT IN (SELECT project_id FROM stopped_projects)
         AND (fanout_lease_until IS NULL OR fanout_lease_until < now() OR fanout_owner = ${owner})
       ORDER BY sent_at LIMIT 1 FOR UPDATE SKIP LOCKED
     )
@@ -98,6 +103,11 @@ export async function checkpointFanOut(
       fanout_done = ${progress.done}, updated_at = now(),
       fanout_lease_until = now() + make_interval(secs => ${progress.leaseMs / 1000}::double precision)
     WHERE id = ${id}::uuid`;
+}
+
+/** Gives up a claim without moving the cursor (the project stopped): whoever claims it later resumes from the checkpoint. */
+export async function releaseFanOut(tx: Tx, id: string): Promise<void> {
+  await tx.$executeRaw`UPDATE campaigns SET fanout_owner = NULL, fanout_lease_until = NULL WHERE id = ${id}::uuid`;
 }
 
 export async function finishFanOut(db: Db | Tx, id: string): Promise<void> {

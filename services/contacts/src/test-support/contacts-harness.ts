@@ -16,6 +16,7 @@ import { createJobWorker, type JobWorker } from "../jobs/job-worker.js";
 import { createJobRunners } from "../jobs/runners.js";
 import { createMembershipWatch, type MembershipWatch } from "../segments/membership-watch.js";
 import { build } from "../server.js";
+import { defaultDataKeyLimits } from "../tracking/data-key-limits.js";
 
 export interface ContactsClients {
   contacts: Client<typeof ContactsService>;
@@ -94,6 +95,7 @@ export async function startContacts(
     nudgeOutbox: () => {},
     nudgeWorker: () => worker?.nudge(),
     contactsChanged,
+    dataKeyLimits: defaultDataKeyLimits,
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
   return {

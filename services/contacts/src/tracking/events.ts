@@ -21,6 +21,7 @@ import { isId, requireProjectId } from "../domain/ids.js";
 import { decodeCursor, encodeCursor, pageLimit } from "../domain/paging.js";
 import { pendingContactEvent } from "../events/contact-event-outbox.js";
 import { segmentsUsingEvent, type Usage } from "../segments/segment-usage.js";
+import { checkDataKeyLimits, type DataKeyLimits } from "./data-key-limits.js";
 import { createTrackBatcher } from "./track-batcher.js";
 
 export const eventPageLimits = { fallback: 20, max: 100 };
@@ -77,6 +78,8 @@ export function createEvents(deps: {
   knownFields: KnownFields;
   nudgeOutbox: () => void;
   contactsChanged: ContactsChanged;
+  /** The caps on the data keys /v1/track writes (a public key's path). */
+  dataKeyLimits: DataKeyLimits;
 }): Events {
   const { db, upserts, knownFields } = deps;
   const batcher = createTrackBatcher({
@@ -105,6 +108,7 @@ export function createEvents(deps: {
       if (violation) throw validationFailed(violation.message, [violation]);
       const email = validEmail(request.email);
       const patch = patchOfData(request.data);
+      await checkDataKeyLimits(db, knownFields, deps.dataKeyLimits, { projectId, email, patch });
       const event = pendingContactEvent({
         id: randomUUID(),
         name: request.event,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { ImageStore } from "./image-store.js";
 
@@ -33,6 +33,20 @@ export function createLocalImageStore(options: { dir: string }): ImageStore {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
         throw error;
       }
+    },
+    async projectBytes(projectId) {
+      const folder = pathOf(projectId);
+      let names: string[];
+      try {
+        names = await readdir(folder);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+        throw error;
+      }
+      let total = 0;
+      // Partial files count too: they are images being written, which the quota must see.
+      for (const name of names) total += (await stat(join(folder, name)).catch(() => ({ size: 0 }))).size;
+      return total;
     },
     async deleteProject(projectId) {
       await rm(join(root, projectId), { recursive: true, force: true });

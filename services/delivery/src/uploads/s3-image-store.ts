@@ -36,6 +36,16 @@ export function createS3ImageStore(options: S3ImageStoreOptions): ImageStore {
         throw error;
       }
     },
+    async projectBytes(projectId) {
+      let total = 0;
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${prefix}${projectId}/`, ContinuationToken }));
+        for (const object of page.Contents ?? []) total += object.Size ?? 0;
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (ContinuationToken);
+      return total;
+    },
     async deleteProject(projectId) {
       // A listing page holds at most 1,000 keys, which is also what one DeleteObjects takes.
       let ContinuationToken: string | undefined;

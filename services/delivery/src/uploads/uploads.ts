@@ -23,8 +23,36 @@ const imageNotFound = () => new DomainError("not-found", "IMAGE_NOT_FOUND", "Ima
 
 const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
-export function createUploads(deps: { store: ImageStore; maxBytes: number }): Uploads {
-  const { store, maxBytes } = deps;
+const quotaExceeded = (quotaBytes: number, storedBytes: number, size: number) =>
+  new DomainError(
+    "invalid-argument",
+    "UPLOAD_QUOTA_EXCEEDED",
+    `This image (${size} bytes) would take the project's uploads past its quota of ${megabytes(quotaBytes)}: ${storedBytes} bytes are stored`,
+    {
+      details: { quotaBytes: String(quotaBytes), storedBytes: String(storedBytes), size: String(size) },
+      suggestion: "Ask the operator of this deployment for a larger UPLOAD_QUOTA_BYTES_PER_PROJECT",
+    },
+  );
+
+export function createUploads(deps: {
+  store: ImageStore;
+  maxBytes: number;
+  /** UPLOAD_QUOTA_BYTES_PER_PROJECT: the bytes a project may keep stored in all; an upload past it is refused. */
+  quotaBytes: number;
+}): Uploads {
+  const { store, maxBytes, quotaBytes } = deps;
+  /** Each project's uploads run one at a time in this process, so that two at once cannot both pass the quota. */
+  const turns = new Map<string, Promise<unknown>>();
+  function inTurn<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+    const previous = turns.get(projectId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    turns.set(projectId, settled);
+    void settled.then(() => {
+      if (turns.get(projectId) === settled) turns.delete(projectId);
+    });
+    return next;
+  }
   const imageOf = (projectId: string, id: string, type: ImageType, size: number): StoredImage => ({
     id,
     projectId,
@@ -60,8 +88,12 @@ export function createUploads(deps: { store: ImageStore; maxBytes: number }): Up
         ]);
       }
       const image = imageOf(projectId, randomUUID(), detected.image, data.byteLength);
-      await store.put(image.path, data, image.contentType);
-      return image;
+      return inTurn(projectId, async () => {
+        const stored = await store.projectBytes(projectId);
+        if (stored + data.byteLength > quotaBytes) throw quotaExceeded(quotaBytes, stored, data.byteLength);
+        await store.put(image.path, data, image.contentType);
+        return image;
+      });
     },
     async get(projectId, fileName) {
       const [id = "", ext = "", ...rest] = fileName.split(".");

@@ -10,9 +10,10 @@ import { passwordResetEmail, verificationEmail } from "../domain/auth-email-cont
 import { normalizeEmail } from "../domain/email-address.js";
 import { isId } from "../domain/ids.js";
 import { createOneTimeToken, hashToken, type TokenPurpose } from "../domain/one-time-token.js";
-import { maxPasswordLength, type PasswordHasher } from "../domain/password.js";
+import { maxPasswordLength } from "../domain/password.js";
 import { type SignUpInput, validEmail, validNewPassword, validSignUp } from "../domain/sign-up.js";
 import type { AuthEmailLimiter } from "./auth-email-limiter.js";
+import type { HashingQueues } from "./hashing-limit.js";
 import { recordProvenAddress } from "./proven-address.js";
 import type { OpenedSession, Sessions } from "./sessions.js";
 
@@ -62,7 +63,8 @@ const emailTaken = () =>
 export function createAccounts(deps: {
   db: Db;
   logger: Logger;
-  passwords: PasswordHasher;
+  /** Sign-in's hash queue and that of new passwords (sign-up, reset), apart so that sign-ups cannot crowd out sign-ins. */
+  passwords: HashingQueues;
   sessions: Sessions;
   limiter: AuthEmailLimiter;
   publicUrl: string;
@@ -102,7 +104,7 @@ export function createAccounts(deps: {
       if (deps.signupsDisabled) throw signupsDisabled();
       const form = validSignUp(input);
       if (await findUserByEmail(db, form.email)) throw emailTaken();
-      const passwordHash = await passwords.hash(form.password);
+      const passwordHash = await passwords.newPassword.hash(form.password);
       let created: { user: User; email: { id: string } };
       try {
         created = await db.$transaction(async (tx) => {
@@ -125,11 +127,11 @@ export function createAccounts(deps: {
       const password = credentials.password.slice(0, maxPasswordLength + 1);
       if (!user?.passwordHash) {
         // As much work as a real check, so the answer's timing does not tell whether the address has an account.
-        await passwords.verifyNothing(password);
+        await passwords.signIn.verifyNothing(password);
         throw invalidCredentials();
       }
-      if (!(await passwords.verify(password, user.passwordHash))) throw invalidCredentials();
-      if (passwords.needsRehash(user.passwordHash)) await setPasswordHash(db, user.id, await passwords.hash(password));
+      if (!(await passwords.signIn.verify(password, user.passwordHash))) throw invalidCredentials();
+      if (passwords.signIn.needsRehash(user.passwordHash)) await setPasswordHash(db, user.id, await passwords.signIn.hash(password));
       // After the password: only the address's owner learns that it still has to be proven.
       if (deps.requireEmailVerification && !user.emailVerifiedAt) throw emailNotVerified();
       return { user, session: await sessions.open(user.id) };
@@ -160,7 +162,7 @@ export function createAccounts(deps: {
       const tokenHash = hashToken(token);
       // A cheap look first: hashing a password for every guessed token would be work for free.
       if (!(await isTokenUsable(db, tokenHash, "password_reset", new Date()))) throw invalidToken();
-      const passwordHash = await passwords.hash(password);
+      const passwordHash = await passwords.newPassword.hash(password);
       const now = new Date();
       await db.$transaction(async (tx) => {
         const userId = await consumeOneTimeToken(tx, tokenHash, "password_reset", now);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PasswordHasher } from "../domain/password.js";
-import { limitHashing } from "./hashing-limit.js";
+import { createHashingQueues, limitHashing } from "./hashing-limit.js";
 
 /** A hasher that counts how many of its calls run at once and finishes when told to. */
 function observedHasher() {
@@ -56,5 +56,28 @@ describe("the password hashing limit", () => {
     await settle();
     observed.releaseAll();
     await expect(again).resolves.toBe("scrypt$x");
+  });
+});
+
+describe("the sign-in and new-password hash queues", () => {
+  it("keep sign-in going while a flood of sign-ups has filled its own queue", async () => {
+    const observed = observedHasher();
+    const queues = createHashingQueues(observed.hasher, {
+      signIn: { concurrency: 1, maxWaiting: 0 },
+      newPassword: { concurrency: 1, maxWaiting: 1 },
+    });
+    const signUps = [queues.newPassword.hash("pw"), queues.newPassword.hash("pw")];
+    await expect(queues.newPassword.hash("pw")).rejects.toMatchObject({ code: "RATE_LIMIT_EXCEEDED" });
+    await settle();
+    // The sign-up queue is full and its slot busy; a sign-in still gets a slot of its own at once.
+    const signIn = queues.signIn.verify("pw", "stored");
+    await settle();
+    expect(observed.active()).toBe(2);
+    while (observed.active() > 0) {
+      observed.releaseAll();
+      await settle();
+    }
+    await expect(signIn).resolves.toBe(true);
+    await Promise.all(signUps);
   });
 });

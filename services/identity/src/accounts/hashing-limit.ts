@@ -8,8 +8,8 @@ export interface HashingLimit {
   maxWaiting: number;
 }
 
-const busy = () =>
-  new DomainError("rate-limited", "RATE_LIMIT_EXCEEDED", "Too many sign-ins at once; try again in a moment", {
+const busy = (what: string) =>
+  new DomainError("rate-limited", "RATE_LIMIT_EXCEEDED", `Too many ${what} at once; try again in a moment`, {
     details: { retryAfterSeconds: "1" },
   });
 
@@ -18,13 +18,13 @@ const busy = () =>
  * resets cannot hold more scrypt memory than `concurrency` hashes. Waiters are bounded too;
  * the queue is a plain array because `maxWaiting` keeps it small.
  */
-export function limitHashing(hasher: PasswordHasher, limit: HashingLimit): PasswordHasher {
+export function limitHashing(hasher: PasswordHasher, limit: HashingLimit, what = "password checks"): PasswordHasher {
   let running = 0;
   const waiting: Array<() => void> = [];
 
   async function run<T>(work: () => Promise<T>): Promise<T> {
     if (running >= limit.concurrency) {
-      if (waiting.length >= limit.maxWaiting) throw busy();
+      if (waiting.length >= limit.maxWaiting) throw busy(what);
       await new Promise<void>((resolve) => waiting.push(resolve));
     } else {
       running++;
@@ -44,5 +44,23 @@ export function limitHashing(hasher: PasswordHasher, limit: HashingLimit): Passw
     verify: (password, stored) => run(() => hasher.verify(password, stored)),
     verifyNothing: (password) => run(() => hasher.verifyNothing(password)),
     needsRehash: (stored) => hasher.needsRehash(stored),
+  };
+}
+
+/** The two hash queues of the accounts: sign-in's, and the one for new passwords (sign-up and reset). */
+export interface HashingQueues {
+  signIn: PasswordHasher;
+  newPassword: PasswordHasher;
+}
+
+/**
+ * Sign-in and new passwords wait in separate queues with slots of their own, so that a flood
+ * of sign-ups (anyone may post them) fills only its own queue and everyone's sign-in goes on.
+ * The memory bound is the sum of both concurrencies.
+ */
+export function createHashingQueues(hasher: PasswordHasher, limits: { signIn: HashingLimit; newPassword: HashingLimit }): HashingQueues {
+  return {
+    signIn: limitHashing(hasher, limits.signIn, "sign-ins"),
+    newPassword: limitHashing(hasher, limits.newPassword, "sign-ups and password changes"),
   };
 }

@@ -32,6 +32,29 @@ export function passwordResetEmail(publicUrl: string, token: string): AuthEmailC
   };
 }
 
+/** Longest project name an invitation quotes; longer ones are cut with an ellipsis. */
+const quotedNameLength = 60;
+
+/**
+ * The project's name as an invitation quotes it: one line, without control, format (bidi overrides,
+ * zero-width) or line-separator characters, at most quotedNameLength characters. The name is free
+ * text of whoever made the project, so it can only appear quoted and labelled as theirs.
+ */
+export function quotedProjectName(name: string): string {
+  const flat = name
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  const chars = [...flat];
+  return chars.length > quotedNameLength ? `${chars.slice(0, quotedNameLength - 1).join("")}…` : flat;
+}
+
+/**
+ * An invitation. The subject is fixed: the project's free-text name never reaches it, so that a
+ * DKIM-signed email from Herald cannot read "Verify payroll at evil.example". In the body, Herald's
+ * own words come first and the name only after them, quoted on a line that says who chose it
+ * (docs/security.md "Invitations").
+ */
 export function invitationEmail(
   publicUrl: string,
   invitation: { projectName: string; inviterEmail: string; email: string },
@@ -39,7 +62,11 @@ export function invitationEmail(
   const url = link(publicUrl, "auth/signup", { email: invitation.email });
   return {
     kind: "invitation",
-    subject: `You are invited to ${invitation.projectName} on Herald`,
-    text: `${invitation.inviterEmail} invited you to the project "${invitation.projectName}" on Herald.\n\nCreate your account with this address and verify it to join:\n\n${url}\n`,
+    subject: "You are invited to a project on Herald",
+    text:
+      `${invitation.inviterEmail} invited you to join a project on Herald.\n\n` +
+      `Create your account with this address and verify it to join:\n\n${url}\n\n` +
+      `If you do not know ${invitation.inviterEmail}, ignore this email.\n\n` +
+      `Project name, as written by the person who invited you (not by Herald): "${quotedProjectName(invitation.projectName)}"\n`,
   };
 }

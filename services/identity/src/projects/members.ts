@@ -24,6 +24,7 @@ import { invitationEmail } from "../domain/auth-email-content.js";
 import { isId } from "../domain/ids.js";
 import { assertCanChangeRole, assertCanInvite, assertCanManage, assertCanRemove, type Role } from "../domain/roles.js";
 import { validEmail } from "../domain/sign-up.js";
+import type { InvitationLimiter } from "./invitation-limiter.js";
 import { projectNotFound, requireMembership } from "./project-access.js";
 
 /** A member, or an invited address without an account yet (active false, id = the invitation's id). */
@@ -63,6 +64,11 @@ const pendingMember = (invitation: ProjectInvitation): MemberView => ({
 
 const memberExists = () => new DomainError("conflict", "MEMBER_EXISTS", "This address is already a member of the project or invited to it");
 
+const inviterNotVerified = () =>
+  new DomainError("permission-denied", "EMAIL_NOT_VERIFIED", "Verify your email address before you invite anyone", {
+    suggestion: "Open the link in the email we sent you, or ask for a new one",
+  });
+
 const memberNotFound = () => new DomainError("not-found", "MEMBER_NOT_FOUND", "Member not found");
 
 function requireRole(role: Role | undefined): Role {
@@ -82,6 +88,8 @@ export function createMembers(deps: {
   db: Db;
   logger: Logger;
   publicUrl: string;
+  /** The daily limits on invitations per project and per recipient address. */
+  limiter: InvitationLimiter;
   /** Called once a transaction that queued an account email committed (the hand-over's nudge). */
   emailQueued?: () => void;
 }): Members {
@@ -116,6 +124,9 @@ export function createMembers(deps: {
       assertCanInvite(actorRole, role);
       const email = validEmail(rawEmail);
       const inviter = await findUserById(db, userId);
+      // Only a proven address may make Herald mail strangers on its behalf: an account made up in a minute cannot.
+      if (!inviter?.emailVerifiedAt) throw inviterNotVerified();
+      await deps.limiter.take(projectId, email);
       let outcome: { view: MemberView; emailId?: string };
       try {
         outcome = await db.$transaction(async (tx) => {
@@ -128,7 +139,7 @@ export function createMembers(deps: {
           const invitation = await addInvitation(tx, { projectId, email, role, invitedByUserId: userId });
           const content = invitationEmail(deps.publicUrl, {
             projectName: project.name,
-            inviterEmail: inviter?.email ?? "A Herald user",
+            inviterEmail: inviter.email,
             email,
           });
           const queued = await queueAuthEmail(tx, email, content, { expiresAt: new Date(Date.now() + invitationEmailLifetimeMs) });

@@ -8,7 +8,6 @@ import {
   expectFailure,
   type IdentityClients,
   type IdentityHarness,
-  signUp,
   signUpVerified,
   startIdentity,
 } from "../test-support/identity-harness.js";
@@ -62,7 +61,7 @@ describe("billing", () => {
   });
 
   async function projectWithMember() {
-    const owner = await signUp(identity);
+    const owner = await signUpVerified(identity);
     const member = await signUpVerified(identity);
     const { project } = await identity.projects.createProject({ userId: owner.user.id, name: "Billing Co" });
     const projectId = project?.id ?? "";

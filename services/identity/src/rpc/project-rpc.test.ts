@@ -174,7 +174,7 @@ describe("projects, keys and members", () => {
   });
 
   it("lets owners and admins manage members, and members only read", async () => {
-    const owner = await signUp(identity);
+    const owner = await signUpVerified(identity);
     const admin = await signUpVerified(identity);
     const member = await signUpVerified(identity);
     const { projectId } = await projectOf(owner.user.id);
@@ -268,7 +268,7 @@ describe("projects, keys and members", () => {
   });
 
   it("keeps the last owner: not demoted, not removed, not even by themself", async () => {
-    const owner = await signUp(identity);
+    const owner = await signUpVerified(identity);
     const second = await signUpVerified(identity);
     const { projectId } = await projectOf(owner.user.id);
     const self = owner.user.id;
@@ -291,7 +291,7 @@ describe("projects, keys and members", () => {
   });
 
   it("invites an unknown address, which joins once it signs up and proves the address", async () => {
-    const owner = await signUp(identity);
+    const owner = await signUpVerified(identity);
     const { projectId } = await projectOf(owner.user.id, "Invite Co");
     const invitee = randomEmail("invitee");
     const invited = await identity.projects.addMember({ userId: owner.user.id, projectId, email: invitee, role: Role.ADMIN });
@@ -320,7 +320,7 @@ describe("projects, keys and members", () => {
   });
 
   it("changes or withdraws a pending invitation by its id", async () => {
-    const owner = await signUp(identity);
+    const owner = await signUpVerified(identity);
     const { projectId } = await projectOf(owner.user.id);
     const invited = await identity.projects.addMember({ userId: owner.user.id, projectId, email: randomEmail(), role: Role.MEMBER });
     const invitationId = invited.member?.userId ?? "";

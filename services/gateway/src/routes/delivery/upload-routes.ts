@@ -19,8 +19,11 @@ const ImageSchema = Type.Object({
   size: Type.Integer(),
 });
 
-const payloadTooLarge = (message: string, details?: Record<string, unknown>) =>
-  new HttpProblem({ statusCode: 413, code: "PAYLOAD_TOO_LARGE", message, ...(details ? { details } : {}) });
+const payloadTooLarge = (message: string, details?: Record<string, unknown>, code = "PAYLOAD_TOO_LARGE", suggestion?: string) =>
+  new HttpProblem({ statusCode: 413, code, message, ...(details ? { details } : {}), ...(suggestion ? { suggestion } : {}) });
+
+/** The refusals that mean "too many bytes" and answer 413: the image alone, or the project's stored images with it. */
+const tooLargeCodes = new Set(["PAYLOAD_TOO_LARGE", "UPLOAD_QUOTA_EXCEEDED"]);
 
 const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
@@ -61,9 +64,10 @@ export async function registerUploadRoutes(
         image = (await uploads.uploadImage({ projectId: projectOf(request), data })).image;
       } catch (error) {
         // InvalidArgument would read as 400: a size refusal is the 413 a client and its proxies expect.
-        if (error instanceof ConnectError && errorDetailOf(error)?.code === "PAYLOAD_TOO_LARGE") {
-          const problem = connectErrorToHttp(error);
-          throw payloadTooLarge(problem.message, problem.details);
+        const code = error instanceof ConnectError ? errorDetailOf(error)?.code : undefined;
+        if (code && tooLargeCodes.has(code)) {
+          const problem = connectErrorToHttp(error as ConnectError);
+          throw payloadTooLarge(problem.message, problem.details, code, problem.suggestion);
         }
         throw error;
       }
