@@ -1,7 +1,7 @@
 // Workflow benchmarks (issue 22): timers of 10,000 executions that each wait on a one-minute
 // DELAY and then send an email, and /v1/track with and without 20 enabled workflows listening.
 // The services read the bench's environment: DELAY_TIME_SCALE=0.1 makes the minute six seconds,
-// STEP_BATCH_SIZE and STEP_POLL_INTERVAL_MS tune the step runner.
+// STEP_CONCURRENCY and STEP_POLL_INTERVAL_MS tune the step runner.
 import pg from "pg";
 import { type SendBenchTarget, verifiedDomain } from "./send.ts";
 

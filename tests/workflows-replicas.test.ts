@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type ServiceProcess, startService, testDnsClient, testSmtpSinkClient } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
@@ -56,6 +58,40 @@ describe("workflows: two replicas, and a replica killed during a DELAY", () => {
   afterAll(async () => {
     await replica?.stop();
   });
+
+  it("calls each webhook once when its call outlasts a replica's lease, with one Idempotency-Key per execution", async () => {
+    // A receiver that answers after 5 s: two and a half of the replica's leases.
+    const arrivals: string[] = [];
+    const receiver: Server = createServer((request, response) => {
+      request.resume();
+      arrivals.push(String(request.headers["idempotency-key"]));
+      setTimeout(() => response.writeHead(200).end("{}"), 5_000);
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, webhookReceiverAddress, resolve));
+    try {
+      const url = `http://${webhookReceiverAddress}:${(receiver.address() as AddressInfo).port}/slow`;
+      const workflow = await flows.create({
+        eventName: `slow_${randomUUID().slice(0, 8)}`,
+        steps: [{ ref: "hook", type: "WEBHOOK", config: { url } }],
+        allowReentry: true,
+      });
+      // Ten at once: each process runs at most five of a project's webhooks (WEBHOOK_PROJECT_CONCURRENCY), so both replicas call.
+      const emails = Array.from({ length: 10 }, () => uniqueEmail("slow"));
+      for (const email of emails) await call("POST", "/v1/track", { key: project.publicKey, body: { email, event: "exists" } });
+      const started = await Promise.all(
+        emails.map(
+          async (email) => (await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, { key, body: { email } })).body,
+        ),
+      );
+      const done = await Promise.all(started.map((execution) => flows.executionWhen(workflow.id, execution.id, finished, 90_000)));
+      expect(done.map((execution) => execution.status)).toEqual(done.map(() => "COMPLETED"));
+      expect(done.map((execution) => execution.steps[0]?.attempts)).toEqual(done.map(() => 1));
+      expect(arrivals.sort()).toEqual(done.map((execution) => execution.steps[0]?.id).sort());
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  }, 120_000);
 
   it("sends exactly one email per execution when two replicas share the queue, and survives one being killed mid-DELAY", async () => {
     const workflow = await flows.create({

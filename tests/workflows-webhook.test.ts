@@ -1,12 +1,12 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { testDnsClient } from "@herald/testing";
+import { testDnsClient, waitUntil } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 import { webhookReceiverAddress } from "./support/webhook-receiver.js";
-import { type ExecutionJson, finished, workflowBuilder } from "./support/workflows.js";
+import { type ExecutionJson, finished, type StepRunJson, workflowBuilder } from "./support/workflows.js";
 
 const { stack, dns: dnsServer } = inject("herald");
 const call = restClient(stack.gatewayUrl);
@@ -19,7 +19,27 @@ interface Received {
   body: string;
 }
 
+/** One connection to the trickling receiver: when it opened, when it closed, and the bytes it was sent. */
+interface Trickle {
+  openedAt: number;
+  closedAt?: number;
+  bytes: number;
+}
+
+/** A server on the tests' receiver address whose every request is answered by `answer`; answers its base URL. */
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, webhookReceiverAddress, resolve));
+  return `http://${webhookReceiverAddress}:${(server.address() as AddressInfo).port}`;
+}
+
+const close = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+
 describe("workflows: WEBHOOK steps", () => {
+  let cookie: string;
   let project: CreatedProject;
   let key: string;
   let flows: ReturnType<typeof workflowBuilder>;
@@ -29,9 +49,23 @@ describe("workflows: WEBHOOK steps", () => {
   const received: Received[] = [];
   /** Paths that answer 500 this many more times. */
   const failures = new Map<string, number>();
+  /** Another origin (another port) that redirects lead to, and what it received. */
+  let elsewhere: Server;
+  let elsewhereBase: string;
+  const receivedElsewhere: Received[] = [];
+  /** A receiver that answers 200 and then one byte a second, forever. */
+  let trickler: Server;
+  let trickleBase: string;
+  const trickles: Trickle[] = [];
+  /** A receiver that answers 200 and then a body without end, as fast as it is read. */
+  let endless: Server;
+  let endlessBase: string;
+  /** Bytes the endless receiver wrote, per connection, once the connection closed. */
+  const endlessClosed: number[] = [];
 
   beforeAll(async () => {
-    project = await createProject(call, (await signUp(call, "hooks")).cookie, "Hooks");
+    cookie = (await signUp(call, "hooks")).cookie;
+    project = await createProject(call, cookie, "Hooks");
     key = project.secretKey;
     flows = workflowBuilder(call, key);
     receiver = createServer((request, response) => {
@@ -44,6 +78,14 @@ describe("workflows: WEBHOOK steps", () => {
           response.writeHead(302, { location: `${loopbackBase}/secret` }).end();
           return;
         }
+        if (path.startsWith("/to-elsewhere")) {
+          response.writeHead(302, { location: `${elsewhereBase}/landed${path.slice("/to-elsewhere".length)}` }).end();
+          return;
+        }
+        if (path.startsWith("/to-same")) {
+          response.writeHead(302, { location: `/landed${path.slice("/to-same".length)}` }).end();
+          return;
+        }
         const left = failures.get(path) ?? 0;
         if (left > 0) {
           failures.set(path, left - 1);
@@ -53,26 +95,76 @@ describe("workflows: WEBHOOK steps", () => {
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
       });
     });
-    await new Promise<void>((resolve) => receiver.listen(0, webhookReceiverAddress, resolve));
-    const { port } = receiver.address() as AddressInfo;
-    base = `http://${webhookReceiverAddress}:${port}`;
-    loopbackBase = `http://127.0.0.1:${port}`;
+    base = await listen(receiver);
+    loopbackBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+    elsewhere = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        receivedElsewhere.push({ method: request.method ?? "", url: request.url ?? "/", headers: request.headers, body: "" });
+        response.writeHead(200).end("landed");
+      });
+    });
+    elsewhereBase = await listen(elsewhere);
+
+    trickler = createServer((request, response: ServerResponse) => {
+      const trickle: Trickle = { openedAt: Date.now(), bytes: 0 };
+      trickles.push(trickle);
+      request.resume();
+      response.writeHead(200, { "content-type": "text/plain" });
+      response.flushHeaders();
+      const drip = setInterval(() => {
+        response.write("x");
+        trickle.bytes++;
+      }, 1_000);
+      response.on("close", () => {
+        clearInterval(drip);
+        trickle.closedAt = Date.now();
+      });
+    });
+    trickleBase = await listen(trickler);
+
+    endless = createServer((request, response: ServerResponse) => {
+      request.resume();
+      const chunk = Buffer.alloc(16_384, "y");
+      let written = 0;
+      let open = true;
+      response.on("close", () => {
+        open = false;
+        endlessClosed.push(written);
+      });
+      response.writeHead(200, { "content-type": "text/plain" });
+      const pour = () => {
+        while (open && response.write(chunk)) written += chunk.length;
+        if (open) response.once("drain", pour);
+      };
+      pour();
+    });
+    endlessBase = await listen(endless);
   });
-  afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  afterAll(async () => {
+    await Promise.all([receiver, elsewhere, trickler, endless].map(close));
+  });
+
+  /** Starts an execution of the workflow for a new contact of the project. */
+  const startFor = async (of: CreatedProject, workflowId: string, context: Record<string, unknown> = {}): Promise<ExecutionJson> => {
+    const email = uniqueEmail("hook");
+    await call("POST", "/v1/track", { key: of.publicKey, body: { email, event: "exists" } });
+    const started = await call<ExecutionJson>("POST", `/workflows/${workflowId}/executions`, {
+      key: of.secretKey,
+      body: { email, context },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    return started.body;
+  };
 
   const run = async (config: Record<string, unknown>, context: Record<string, unknown> = { order: 7 }): Promise<ExecutionJson> => {
     const workflow = await flows.create({
       eventName: `hook_${randomUUID().slice(0, 8)}`,
       steps: [{ ref: "hook", type: "WEBHOOK", config }],
     });
-    const email = uniqueEmail("hook");
-    await call("POST", "/v1/track", { key: project.publicKey, body: { email, event: "exists" } });
-    const started = await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, {
-      key,
-      body: { email, context },
-    });
-    expect(started.status, JSON.stringify(started.body)).toBe(201);
-    return flows.executionWhen(workflow.id, started.body.id, finished, 30_000);
+    const started = await startFor(project, workflow.id, context);
+    return flows.executionWhen(workflow.id, started.id, finished, 30_000);
   };
 
   it("posts a signed JSON payload with a stable delivery id, and records request and response on the step", async () => {
@@ -85,6 +177,7 @@ describe("workflows: WEBHOOK steps", () => {
     expect(request?.headers["x-custom"]).toBe("yes");
     const step = execution.steps[0];
     expect(request?.headers["x-herald-delivery"]).toBe(step?.id);
+    expect(request?.headers["idempotency-key"]).toBe(step?.id);
     const payload = JSON.parse(request?.body ?? "{}");
     expect(payload).toMatchObject({ executionId: execution.id, contactId: execution.contactId, context: { order: 7 } });
     const { secret } = (await call<{ secret: string }>("GET", "/workflows/webhook-secret", { key })).body;
@@ -126,6 +219,8 @@ describe("workflows: WEBHOOK steps", () => {
     const deliveries = received.filter((item) => item.url === path).map((item) => item.headers["x-herald-delivery"]);
     expect(deliveries).toHaveLength(2);
     expect(new Set(deliveries).size).toBe(1);
+    const keys = received.filter((item) => item.url === path).map((item) => item.headers["idempotency-key"]);
+    expect(keys).toEqual([execution.steps[0]?.id, execution.steps[0]?.id]);
   });
 
   it.each([
@@ -154,6 +249,87 @@ describe("workflows: WEBHOOK steps", () => {
     expect(execution.exitReason).toMatch(/The webhook was refused/);
     expect(received.filter((item) => item.url === "/secret").length).toBe(before);
   });
+
+  it("follows a redirect to another origin without the step's headers or the signature, and to its own origin with them", async () => {
+    const suffix = `-${randomUUID()}`;
+    const execution = await run({
+      url: `${base}/to-elsewhere${suffix}`,
+      headers: { authorization: "Bearer receiver-only", "x-custom": "yes" },
+    });
+    expect(execution.status, JSON.stringify(execution)).toBe("COMPLETED");
+    const step = execution.steps[0];
+    expect(step?.output).toMatchObject({ response: { status: 200, body: "landed", url: `${elsewhereBase}/landed${suffix}` } });
+    const landed = receivedElsewhere.find((item) => item.url === `/landed${suffix}`);
+    expect(landed?.headers.authorization).toBeUndefined();
+    expect(landed?.headers["x-custom"]).toBeUndefined();
+    expect(landed?.headers["x-herald-signature"]).toBeUndefined();
+    expect(landed?.headers["x-herald-timestamp"]).toBeUndefined();
+    // What identifies the delivery still goes along, so that the receiver can deduplicate.
+    expect(landed?.headers["idempotency-key"]).toBe(step?.id);
+    expect(landed?.headers["x-herald-delivery"]).toBe(step?.id);
+
+    const same = `-${randomUUID()}`;
+    const kept = await run({ url: `${base}/to-same${same}`, headers: { "x-custom": "yes" } });
+    expect(kept.status, JSON.stringify(kept)).toBe("COMPLETED");
+    const sameOrigin = received.find((item) => item.url === `/landed${same}`);
+    expect(sameOrigin?.headers["x-custom"]).toBe("yes");
+    expect(sameOrigin?.headers["x-herald-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  it("records the first 2 KB of an answer whose body never ends, and reads no further", async () => {
+    const execution = await run({ url: `${endlessBase}/endless` });
+    expect(execution.status, JSON.stringify(execution)).toBe("COMPLETED");
+    const { response } = (execution.steps[0]?.output ?? {}) as { response?: { status: number; body: string } };
+    expect(response?.status).toBe(200);
+    expect(response?.body).toBe("y".repeat(2_048));
+    // The connection was closed by the caller: the receiver stopped pouring.
+    await waitUntil(async () => endlessClosed.length === 1, { describe: () => `closed: ${endlessClosed}` });
+  });
+
+  it("cuts off a receiver that trickles a byte a second at the call's deadline, while another project's timers and steps run on time", async () => {
+    const hook = await flows.create({
+      eventName: `trickle_${randomUUID().slice(0, 8)}`,
+      steps: [{ ref: "hook", type: "WEBHOOK", config: { url: `${trickleBase}/trickle` } }],
+    });
+    const trickling = await startFor(project, hook.id);
+    await waitUntil(async () => (trickles[0]?.bytes ?? 0) >= 2, { timeoutMs: 30_000, describe: () => JSON.stringify(trickles) });
+
+    // Meanwhile, in another project: a one-minute DELAY (0.6 s in the stack), then a webhook.
+    const other = await createProject(call, cookie, "Timers");
+    const otherFlows = workflowBuilder(call, other.secretKey);
+    const timed = await otherFlows.create({
+      eventName: `timed_${randomUUID().slice(0, 8)}`,
+      steps: [
+        { ref: "wait", type: "DELAY", config: { amount: 1, unit: "minutes" } },
+        { ref: "hook", type: "WEBHOOK", config: { url: `${base}/after-delay-${randomUUID()}` } },
+      ],
+      allowReentry: true,
+    });
+    const started: ExecutionJson[] = [];
+    for (let count = 0; count < 3; count++) started.push(await startFor(other, timed.id));
+    const done = await Promise.all(started.map((execution) => otherFlows.executionWhen(timed.id, execution.id, finished, 30_000)));
+    // Each timer fired, and each webhook after it was called, while a trickling call was in flight.
+    const inFlightAt = (iso: string | null | undefined) => {
+      const at = Date.parse(iso ?? "");
+      return trickles.some((trickle) => trickle.openedAt <= at && at <= (trickle.closedAt ?? Number.POSITIVE_INFINITY));
+    };
+    for (const execution of done) {
+      expect(execution.status, JSON.stringify(execution)).toBe("COMPLETED");
+      const [delay, hookRun] = execution.steps as Array<StepRunJson & { completedAt: string | null }>;
+      expect(delay).toMatchObject({ stepType: "DELAY", status: "COMPLETED" });
+      expect(hookRun).toMatchObject({ stepType: "WEBHOOK", status: "COMPLETED" });
+      expect(inFlightAt(delay?.completedAt), `${delay?.completedAt} in ${JSON.stringify(trickles)}`).toBe(true);
+      expect(inFlightAt(hookRun?.completedAt), `${hookRun?.completedAt} in ${JSON.stringify(trickles)}`).toBe(true);
+    }
+
+    // Each attempt ends at the deadline (WEBHOOK_TIMEOUT_MS, 10 s in the stack); the last fails the execution.
+    const failed = await flows.executionWhen(hook.id, trickling.id, finished, 150_000);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.exitReason).toBe("The webhook request failed: no complete answer within 10000 ms");
+    expect(failed.steps[0]).toMatchObject({ status: "FAILED", attempts: 4, error: failed.exitReason });
+    expect(trickles).toHaveLength(4);
+    expect(trickles.every((trickle) => trickle.closedAt !== undefined)).toBe(true);
+  }, 240_000);
 
   it("refuses a webhook URL that is not http(s) when the step is added (422)", async () => {
     const workflow = await flows.create({

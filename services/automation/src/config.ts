@@ -4,8 +4,8 @@ import { z } from "zod";
 export const configSchema = z
   .object({
     ...serviceEnvironment,
-    /** Step runs one pass of the runner claims at most (and runs concurrently). */
-    STEP_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(50),
+    /** Step runs a process runs at once; a pass of the runner claims as many as there are free places. */
+    STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(50),
     /** How long a claimed step run stays with its worker before another may take it over (a crashed one). */
     STEP_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
     /** How often an idle runner looks for due step runs (a new run or event also wakes it). */
@@ -18,8 +18,10 @@ export const configSchema = z
     DNS_SERVERS: commaSeparated.default([]),
     /** Addresses WEBHOOK steps may reach although they are private (tests); empty by default. */
     WEBHOOK_ALLOWED_ADDRESSES: commaSeparated.default([]),
-    /** How long one webhook request may take. */
+    /** How long one webhook call may take, from its first connection to its last byte, redirects included. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+    /** WEBHOOK runs of one project a process runs at once, so that one project's slow receivers cannot hold every place. */
+    WEBHOOK_PROJECT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(5),
     RENDER_THREADS: renderThreads,
   })
   .superRefine(kafkaSaslCredentials);

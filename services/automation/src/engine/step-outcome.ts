@@ -44,6 +44,8 @@ export interface StepInput {
   execution: RunExecution;
   step: { id: string; type: string; name: string; config: JsonObject };
   now: Date;
+  /** Aborts when the runner loses the run's claim (its lease was taken over or the run ended): stop, nothing will be recorded. */
+  signal: AbortSignal;
 }
 
 export type StepExecutor = (input: StepInput) => Promise<StepOutcome>;

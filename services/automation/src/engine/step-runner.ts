@@ -1,4 +1,4 @@
-import { createBackgroundLoop, type Logger } from "@herald/platform";
+import { createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { Prisma } from "../db/generated/client.js";
 import { nextTransition } from "../domain/graph.js";
@@ -50,18 +50,36 @@ interface Claimed {
   step: { id: string; type: string; name: string; config: JsonObject } | undefined;
 }
 
+/** A run this process holds: the attempt that fences its claim, and what aborts it once the claim is lost. */
+interface HeldRun {
+  attempts: number;
+  projectId: string;
+  stepType: string;
+  lost: AbortController;
+}
+
 /**
  * The engine's worker: claims due step runs from PostgreSQL (FOR UPDATE SKIP LOCKED, so two
  * replicas never claim the same run), runs each, and records its outcome and the next step
  * in one transaction fenced by the claim's attempt number, so a worker whose lease lapsed
  * cannot record anything. A run whose worker died is claimed again once its lease ends;
  * the step's effects carry idempotency keys, so running it again repeats none of them.
+ *
+ * Claimed runs run independently, up to `concurrency` at once: a pass claims only as many as
+ * there are free places (a claimed run holds a lease, so nothing waits in memory), starts
+ * them and does not wait for them, so timers fire every pass however long a step takes. A
+ * project has at most `webhooksPerProject` WEBHOOK runs at once in a process, so that its
+ * slow receivers cannot take every place. The lease of every run held is renewed while it
+ * runs; a run whose claim is lost anyway is aborted.
  */
 export function createStepRunner(deps: {
   db: Db;
   logger: Logger;
   executors: Record<string, StepExecutor>;
-  batchSize: number;
+  /** STEP_CONCURRENCY: step runs this process runs at once. */
+  concurrency: number;
+  /** WEBHOOK_PROJECT_CONCURRENCY: WEBHOOK runs of one project this process runs at once. */
+  webhooksPerProject: number;
   leaseMs: number;
   idleMs: number;
   /** DELAY_TIME_SCALE: how long a DELAY's minute lasts, as a fraction of one (tests shorten them). */
@@ -70,15 +88,45 @@ export function createStepRunner(deps: {
   onTimersFired?: (count: number) => void;
 }) {
   const { db, logger } = deps;
+  /** The runs this process holds, by id. */
+  const held = new Map<string, HeldRun>();
+  /** Their promises, which stop() waits for. */
+  const running = new Set<Promise<void>>();
 
-  async function claim(): Promise<Claimed[]> {
+  /** WEBHOOK runs held per project. */
+  function webhooksHeld(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const run of held.values()) if (run.stepType === "WEBHOOK") counts.set(run.projectId, (counts.get(run.projectId) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Projects whose WEBHOOK runs this process may not claim now: they hold as many as they may. */
+  const saturatedProjects = () =>
+    [...webhooksHeld()].filter(([, count]) => count >= deps.webhooksPerProject).map(([projectId]) => projectId);
+
+  /**
+   * Claims up to `limit` due runs: none of a project's WEBHOOK runs beyond what it may still
+   * start (its runs locked beyond that are left as they were when the statement ends).
+   */
+  async function claim(limit: number): Promise<Claimed[]> {
+    const holding = [...webhooksHeld()];
+    const saturated = saturatedProjects();
     const rows = await db.$queryRaw<ClaimedRow[]>`
       WITH due AS (
-        SELECT id, status FROM workflow_step_runs
+        SELECT id, status, project_id, step_type, run_at FROM workflow_step_runs
         WHERE status IN ('PENDING', 'WAITING', 'RUNNING') AND run_at <= now()
+          AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturated}::text[]))
         ORDER BY run_at
-        LIMIT ${deps.batchSize}
+        LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
+      ), ranked AS (
+        SELECT id, status, project_id, step_type, row_number() OVER (PARTITION BY project_id, step_type ORDER BY run_at) AS nth
+        FROM due
+      ), allowed AS (
+        SELECT ranked.id, ranked.status FROM ranked
+        LEFT JOIN unnest(${holding.map(([projectId]) => projectId)}::text[], ${holding.map(([, count]) => count)}::int[])
+          AS holding(project_id, webhooks) ON holding.project_id = ranked.project_id
+        WHERE ranked.step_type <> 'WEBHOOK' OR ranked.nth <= ${deps.webhooksPerProject}::int - COALESCE(holding.webhooks, 0)
       ), claimed AS (
         UPDATE workflow_step_runs r
         SET status = 'RUNNING',
@@ -88,7 +136,7 @@ export function createStepRunner(deps: {
             wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
             -- A timer that fires ends the wait; a WAIT_FOR_EVENT on its first pass still listens until it records WAITING.
             waiting_for = CASE WHEN due.status = 'WAITING' THEN NULL ELSE r.waiting_for END
-        FROM due WHERE r.id = due.id
+        FROM allowed due WHERE r.id = due.id
         RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at,
                   due.status AS claimed_status
       )
@@ -129,7 +177,7 @@ export function createStepRunner(deps: {
     }));
   }
 
-  async function execute({ run, execution, step }: Claimed): Promise<void> {
+  async function execute({ run, execution, step }: Claimed, signal: AbortSignal): Promise<void> {
     if (!(activeStatuses as readonly string[]).includes(execution.status)) {
       await db.workflowStepRun.updateMany({
         where: { id: run.id, status: "RUNNING", attempts: run.attempts },
@@ -143,7 +191,7 @@ export function createStepRunner(deps: {
       outcome = { kind: "fail", error: step ? `No executor for ${step.type}` : "The step was deleted while the execution ran" };
     } else {
       try {
-        outcome = await executor({ run, execution, step, now: new Date() });
+        outcome = await executor({ run, execution, step, now: new Date(), signal });
       } catch (error) {
         logger.warn({ err: error, runId: run.id, stepType: run.stepType }, "a workflow step failed; it will be retried");
         outcome = { kind: "retry", error: error instanceof Error ? error.message : String(error), delayMs: 1_000 };
@@ -345,41 +393,91 @@ export function createStepRunner(deps: {
     return fired;
   }
 
-  /** The delay until the next run falls due, capped at idleMs. */
+  /** The delay until the next run this process may claim falls due, capped at idleMs. */
   async function untilNextDue(): Promise<number> {
     const [next] = await db.$queryRaw<Array<{ wait_ms: number | null }>>`
       SELECT EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000 AS wait_ms
-      FROM workflow_step_runs WHERE status IN ('PENDING', 'WAITING', 'RUNNING')`;
+      FROM workflow_step_runs WHERE status IN ('PENDING', 'WAITING', 'RUNNING')
+        AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturatedProjects()}::text[]))`;
     const waitMs = next?.wait_ms === null || next?.wait_ms === undefined ? deps.idleMs : Number(next.wait_ms);
     return Math.max(1, Math.min(deps.idleMs, Math.ceil(waitMs)));
+  }
+
+  /** Runs a claimed run beside the others; once it is recorded its place is free, and the loop looks for more. */
+  function start(claimed: Claimed): void {
+    const { run } = claimed;
+    const lost = new AbortController();
+    held.set(run.id, { attempts: run.attempts, projectId: run.projectId, stepType: run.stepType, lost });
+    const task = execute(claimed, lost.signal)
+      .catch((error: unknown) =>
+        logger.error({ err: error, runId: run.id }, "recording a workflow step failed; its lease will lapse and it will run again"),
+      )
+      .finally(() => {
+        held.delete(run.id);
+        running.delete(task);
+        loop.nudge();
+      });
+    running.add(task);
   }
 
   const loop = createBackgroundLoop({
     name: "workflow step runner",
     logger,
     idleMs: deps.idleMs,
-    pass: async () => {
+    // Every run that ends nudges the loop: a burst of them is handled by a pass every few milliseconds, not one each.
+    minIntervalMs: Math.min(10, deps.idleMs),
+    pass: async (): Promise<PassOutcome> => {
       // Timers first, in bulk: a burst of them is set, and fires, on time however busy the other steps keep the runner.
       const armed = await armDelays();
       const fired = await fireDelays();
       if (fired > 0) deps.onTimersFired?.(fired);
-      const runs = await claim();
-      await Promise.all(
-        runs.map((claimed) =>
-          execute(claimed).catch((error: unknown) =>
-            logger.error(
-              { err: error, runId: claimed.run.id },
-              "recording a workflow step failed; its lease will lapse and it will run again",
-            ),
-          ),
-        ),
-      );
-      // A step that just queued another (or a short timer) is due at once: look again now.
-      return runs.length > 0 || fired > 0 || armed > 0 ? "busy" : untilNextDue();
+      const free = deps.concurrency - held.size;
+      // With every place taken, the next pass comes when a run ends (its nudge), or after idleMs for the timers.
+      if (free <= 0) return fired > 0 || armed > 0 ? "busy" : "idle";
+      const runs = await claim(free);
+      for (const claimed of runs) start(claimed);
+      // A full claim may have left due runs behind, and a burst of timers more timers: look again now.
+      return runs.length === free || fired > 0 || armed > 0 ? "busy" : untilNextDue();
     },
   });
 
-  return { start: () => loop.start(), stop: () => loop.stop(), nudge: () => loop.nudge() };
+  /**
+   * Extends the lease of every run held, in one statement, while they run; a run whose claim
+   * is gone (taken over after a lapse, or ended by a cancellation) is aborted.
+   */
+  const leases = createBackgroundLoop({
+    name: "workflow step leases",
+    logger,
+    idleMs: Math.max(1, Math.floor(deps.leaseMs / 3)),
+    jitter: 0,
+    pass: async (): Promise<PassOutcome> => {
+      const runs = [...held];
+      if (runs.length === 0) return "idle";
+      const renewed = await db.$queryRaw<Array<{ id: string }>>`
+        UPDATE workflow_step_runs r
+        SET run_at = now() + ${deps.leaseMs}::int * interval '1 millisecond'
+        FROM unnest(${runs.map(([id]) => id)}::uuid[], ${runs.map(([, run]) => run.attempts)}::int[]) AS held(id, attempts)
+        WHERE r.id = held.id AND r.attempts = held.attempts AND r.status = 'RUNNING'
+        RETURNING r.id::text AS id`;
+      const kept = new Set(renewed.map((row) => row.id));
+      for (const [id, run] of runs) if (!kept.has(id) && held.get(id) === run) run.lost.abort();
+      return "idle";
+    },
+  });
+
+  return {
+    start() {
+      loop.start();
+      leases.start();
+    },
+    /** Stops claiming, waits for the runs under way (each within its own deadline), then stops renewing their leases. */
+    async stop() {
+      await loop.stop();
+      while (running.size > 0) await Promise.allSettled([...running]);
+      await leases.stop();
+    },
+    nudge: () => loop.nudge(),
+  };
 }
 
 export type StepRunner = ReturnType<typeof createStepRunner>;

@@ -13,10 +13,19 @@ import type { WebhookSecrets } from "./webhook-secrets.js";
 /** Attempts of one webhook delivery (the first included) before the execution fails. */
 const maxWebhookAttempts = 4;
 const maxRedirects = 5;
+/** What a step's output records of a response body: the rest of the body is never read. */
 const recordedBodyBytes = 2_048;
 
 export class WebhookRefused extends Error {
   override readonly name = "WebhookRefused";
+}
+
+/** The call's deadline passed, or its run's claim was lost, before the answer was complete. */
+class WebhookAborted extends Error {
+  override readonly name = "WebhookAborted";
+  constructor() {
+    super("the call was aborted: its deadline passed or its run's claim was lost");
+  }
 }
 
 /** HMAC-SHA256 over "<timestamp>.<body>", as X-Herald-Signature carries it: `t=<timestamp>,v1=<hex>`. */
@@ -74,13 +83,15 @@ function withStrings(value: JsonValue, strings: Iterator<string>): JsonValue {
  * WEBHOOK steps: a rendered request, signed with the project's secret, through agents that
  * refuse private, loopback, link-local and metadata addresses once DNS has answered (and so
  * on every redirect, each of which is a new request through them). 5xx answers and network
- * errors are retried with backoff by the runner; X-Herald-Delivery (the step run's id) stays
- * the same on every attempt, so that receivers can deduplicate.
+ * errors, the deadline's included, are retried with backoff by the runner; Idempotency-Key
+ * and X-Herald-Delivery (the step run's id) stay the same on every attempt, so that
+ * receivers can deduplicate. The whole call, redirects and bodies included, has one deadline.
  */
 export function createWebhookExecutor(deps: {
   secrets: WebhookSecrets;
   dnsServers: string[];
   allowedAddresses: string[];
+  /** WEBHOOK_TIMEOUT_MS: the deadline of one attempt, from its first connection to its last byte. */
   timeoutMs: number;
   /** Where the URL, headers and body render their Liquid (createRenderPool), off the event loop that fires the timers. */
   renders: RenderPool;
@@ -89,34 +100,65 @@ export function createWebhookExecutor(deps: {
   const filtering = { allowIPAddressList: deps.allowedAddresses, ...(lookup ? { lookup } : {}) };
   const agents = { "http:": new RequestFilteringHttpAgent(filtering), "https:": new RequestFilteringHttpsAgent(filtering) };
 
-  function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<WebhookResponse> {
+  /**
+   * One request, settled once: by the answer's head for a redirect (whose body is never read),
+   * by the body's end or its first `recordedBodyBytes` (the rest is never read), or by the
+   * signal, which ends the connection whatever state it is in.
+   */
+  function send(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<WebhookResponse> {
     const agent = url.protocol === "https:" ? agents["https:"] : url.protocol === "http:" ? agents["http:"] : undefined;
     if (!agent) return Promise.reject(new WebhookRefused(`${url.protocol} URLs are not allowed`));
+    if (signal.aborted) return Promise.reject(new WebhookAborted());
     const request = url.protocol === "https:" ? https.request : http.request;
     return new Promise((resolve, reject) => {
-      const outgoing = request(url, { method, headers, agent, timeout: deps.timeoutMs }, (response) => {
+      let settled = false;
+      const settle = (finish: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        finish();
+      };
+      const outgoing = request(url, { method, headers, agent }, (response) => {
+        const status = response.statusCode ?? 0;
+        const location = response.headers.location;
+        const answer = (text: string) => settle(() => resolve({ status, body: text, ...(location ? { location } : {}) }));
+        if (status >= 300 && status < 400 && location) {
+          answer("");
+          response.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
+        const complete = () => answer(Buffer.concat(chunks).toString("utf8").slice(0, recordedBodyBytes));
         response.on("data", (chunk: Buffer) => {
-          if (size < recordedBodyBytes) chunks.push(chunk);
+          chunks.push(chunk);
           size += chunk.length;
+          if (size < recordedBodyBytes) return;
+          complete();
+          response.destroy();
         });
-        response.on("end", () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString("utf8").slice(0, recordedBodyBytes),
-            ...(response.headers.location ? { location: response.headers.location } : {}),
-          }),
-        );
-        response.on("error", reject);
+        response.on("end", complete);
+        response.on("error", (error) => settle(() => reject(error)));
       });
-      outgoing.on("timeout", () => outgoing.destroy(new Error(`no answer within ${deps.timeoutMs} ms`)));
-      outgoing.on("error", (error) => reject(/is not allowed/.test(error.message) ? new WebhookRefused(error.message) : error));
+      function onAbort() {
+        settle(() => reject(new WebhookAborted()));
+        outgoing.destroy();
+      }
+      signal.addEventListener("abort", onAbort, { once: true });
+      outgoing.on("error", (error) =>
+        settle(() => reject(/is not allowed/.test(error.message) ? new WebhookRefused(error.message) : error)),
+      );
       outgoing.end(body);
     });
   }
 
-  return async ({ run, execution, step }) => {
+  return async ({ run, execution, step, signal: claim }) => {
     const config = step.config as unknown as WebhookConfig;
     const variables = {
       data: {
@@ -157,11 +199,12 @@ export function createWebhookExecutor(deps: {
     const body = config.method === "GET" ? undefined : JSON.stringify(payload);
     const { secret } = await deps.secrets.get(execution.projectId);
     const timestamp = Math.floor(Date.now() / 1000);
+    // Who calls and which delivery this is: the same on every attempt and every hop, so that a receiver can deduplicate.
+    const identity = { "user-agent": "Herald-Webhooks/1", "x-herald-delivery": run.id, "idempotency-key": run.id };
     const headers: Record<string, string> = {
       ...renderedHeaders,
       "content-type": "application/json",
-      "user-agent": "Herald-Webhooks/1",
-      "x-herald-delivery": run.id,
+      ...identity,
       "x-herald-timestamp": String(timestamp),
       "x-herald-signature": webhookSignature(secret, timestamp, body ?? ""),
     };
@@ -171,13 +214,17 @@ export function createWebhookExecutor(deps: {
       headers: { ...headers },
       ...(body === undefined ? {} : { body: body.slice(0, recordedBodyBytes) }),
     };
+    // One deadline for the whole call: connections, redirects, heads and bodies.
+    const deadline = AbortSignal.timeout(deps.timeoutMs);
+    const signal = AbortSignal.any([deadline, claim]);
     try {
       let target = url;
-      let response = await send(target, config.method, headers, body);
+      let response = await send(target, config.method, headers, body, signal);
       for (let hops = 0; response.status >= 300 && response.status < 400 && response.location && hops < maxRedirects; hops++) {
         target = new URL(response.location, target);
         // A redirect is fetched as a GET without the body (as browsers do for 301–303); the agents check its address again.
-        response = await send(target, "GET", { ...headers, "content-type": "application/json" }, undefined);
+        // Another origin gets neither the step's own headers (credentials, often) nor the signature, which it could replay.
+        response = await send(target, "GET", target.origin === url.origin ? headers : identity, undefined, signal);
       }
       const output: JsonObject = { request, response: { status: response.status, body: response.body, url: target.toString() } };
       if (response.status >= 500) {
@@ -187,7 +234,11 @@ export function createWebhookExecutor(deps: {
       if (response.status >= 400) return { kind: "fail", error: `The webhook answered ${response.status}`, output };
       return { kind: "next", branch: "", output };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = deadline.aborted
+        ? `no complete answer within ${deps.timeoutMs} ms`
+        : error instanceof Error
+          ? error.message
+          : String(error);
       if (error instanceof WebhookRefused) return { kind: "fail", error: `The webhook was refused: ${message}`, output: { request } };
       const outcome = { error: `The webhook request failed: ${message}`, output: { request } };
       return run.attempts >= maxWebhookAttempts ? { kind: "fail", ...outcome } : { kind: "retry", delayMs: 1_000, ...outcome };
