@@ -1,4 +1,4 @@
-import { commaSeparated, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
+import { commaSeparated, parseConfig, renderThreadMemoryMb, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z.object({
@@ -20,6 +20,7 @@ export const configSchema = z.object({
   /** How long one webhook request may take. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   RENDER_THREADS: renderThreads,
+  RENDER_THREAD_MEMORY_MB: renderThreadMemoryMb,
 });
 
 export type Config = z.infer<typeof configSchema>;
