@@ -44,6 +44,12 @@ export const metricsPort = z
  */
 export const renderThreads = z.coerce.number().int().min(0).max(64).default(Math.min(4, availableParallelism()));
 
+/**
+ * RENDER_THREAD_MEMORY_MB, beside RENDER_THREADS: the V8 heap (old generation) of one render thread. A thread past it
+ * stops, its task fails with a render error and another thread replaces it; the process goes on (issue 28).
+ */
+export const renderThreadMemoryMb = z.coerce.number().int().min(32).max(16_384).default(256);
+
 export const postgresUrl = z.string().refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), {
   message: "must be a postgresql://user@host:port/database URL",
 });

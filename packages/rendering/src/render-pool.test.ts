@@ -101,4 +101,36 @@ describe("render pool", () => {
     // On the calling thread the loop would not have turned once in those 500 ms.
     expect(ticks).toBeGreaterThan(5);
   });
+
+  it("fails only the task whose thread runs out of memory, and keeps rendering", async () => {
+    // Two threads of 32 MB heap each.
+    const small = createRenderPool(2, { heapMb: 32 });
+    try {
+      // A range within the Liquid budget (10,000,000 items) that needs 72 MB of array: more than the thread's heap.
+      const hungry = { subject: "s", body: "{% for i in (1..9000000) %}{% endfor %}" };
+      const many = Array.from({ length: 2_000 }, (_, n) => ({ data: { n } }));
+      // The other task starts first, on the started thread; the hungry one starts a second thread and dies there.
+      const others = small.renderEach({ subject: "Hi {{ n }}", body: "<p>{{ n }}</p>" }, many);
+      const died = await small.render(hungry, [{}], 60_000);
+      expect(died).toEqual({
+        failed: {
+          index: 0,
+          problem: { part: "body", kind: "limit", message: expect.stringMatching(/ran out of memory/) },
+          outOfTime: false,
+        },
+      });
+      const rendered = await others;
+      expect(rendered).toHaveLength(2_000);
+      expect(rendered[1_999]).toEqual({ subject: "Hi 1999", body: "<p>1999</p>" });
+      // Each way of rendering answers its own shape; the pool starts new threads and keeps rendering.
+      expect(await small.renderEach(hungry, [{}, {}])).toEqual([
+        { problem: expect.objectContaining({ kind: "limit" }) },
+        { problem: expect.objectContaining({ kind: "limit" }) },
+      ]);
+      expect(await small.render(source, recipients, 10_000)).toEqual(await inline.render(source, recipients, 10_000));
+    } finally {
+      await small.close();
+    }
+    // Threads start and die slowly on a busy machine: a generous bound, not a timing.
+  }, 240_000);
 });

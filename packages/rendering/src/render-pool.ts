@@ -30,11 +30,39 @@ export interface RenderPool {
 /** Sources remembered as valid on the calling thread. */
 const validSourcesKept = 500;
 
+/** How large a render thread may grow; see docs/operations.md (RENDER_THREAD_MEMORY_MB). */
+export interface RenderThreadLimits {
+  /** Megabytes of one thread's V8 heap (its old generation; worker_threads resourceLimits.maxOldGenerationSizeMb). */
+  heapMb: number;
+}
+
+/**
+ * Room for what the Liquid budget does not see: V8's overhead, a task's data and its rendered emails (a campaign's batch
+ * of 500 holds them all until it answers). The services read RENDER_THREAD_MEMORY_MB, with the same default.
+ */
+export const defaultRenderThreadLimits: RenderThreadLimits = { heapMb: 256 };
+
+/** The problem a task answers when its thread stopped under it: it ran out of memory, or crashed. */
+function threadFailure(error: unknown): TemplateProblem | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ERR_WORKER_OUT_OF_MEMORY") {
+    return { part: "body", kind: "limit", message: "the render ran out of memory: the template or its data needs too much" };
+  }
+  // piscina's words for a thread that exited while it ran the task.
+  if (error instanceof Error && /^worker exited with code/.test(error.message)) {
+    return { part: "body", kind: "render", message: "the render stopped: its thread exited" };
+  }
+  return undefined;
+}
+
 // Compiled, the entry is the .js beside this file; in the tests, which run the sources, the .ts itself.
 const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./render-thread.ts" : "./render-thread.js", import.meta.url);
 
-/** Up to `threads` worker threads (piscina), or with 0 the calling thread (unit tests). */
-export function createRenderPool(threads: number): RenderPool {
+/**
+ * Up to `threads` worker threads (piscina), or with 0 the calling thread (unit tests). A thread that runs out of memory
+ * or exits fails only the task it ran, answered as a render problem in the task's shape; piscina starts another.
+ */
+export function createRenderPool(threads: number, limits: RenderThreadLimits = defaultRenderThreadLimits): RenderPool {
   if (threads === 0) {
     return {
       validate: async (source) => runRenderTask({ kind: "validate", source }) as TemplateProblem[],
@@ -51,20 +79,37 @@ export function createRenderPool(threads: number): RenderPool {
     minThreads: 1,
     maxThreads: threads,
     idleTimeout: 60_000,
+    resourceLimits: { maxOldGenerationSizeMb: limits.heapMb },
   });
+  // A thread's error outside any task (none to fail) would be thrown by the pool's EventEmitter and end the process.
+  pool.on("error", (error: unknown) => process.emitWarning(`a render thread failed outside a task: ${String(error)}`));
+  /** Runs the task; when its thread stops under it, answers `failed(problem)` instead. */
+  async function run<T>(task: RenderThreadTask, failed: (problem: TemplateProblem) => T): Promise<T> {
+    try {
+      return (await pool.run(task)) as T;
+    } catch (error) {
+      const problem = threadFailure(error);
+      if (problem === undefined) throw error;
+      return failed(problem);
+    }
+  }
   // Whole sources a thread found valid: a busy sender checks the same few over and over, and a hop costs more than the hash.
   const valid = new LRUCache<string, true>({ max: validSourcesKept });
   return {
     async validate(source) {
       const key = source.subject !== undefined && source.body !== undefined ? keyOf(source.subject, source.body) : undefined;
       if (key !== undefined && valid.has(key)) return [];
-      const problems = (await pool.run({ kind: "validate", source })) as TemplateProblem[];
+      const problems = await run<TemplateProblem[]>({ kind: "validate", source }, (problem) => [problem]);
       if (key !== undefined && problems.length === 0) valid.set(key, true);
       return problems;
     },
-    render: async (source, recipients, timeMs) => (await pool.run({ kind: "render", source, recipients, timeMs })) as RenderOutcome,
-    renderEach: async (source, recipients) => (await pool.run({ kind: "render", source, recipients })) as EachRendered,
-    renderTexts: async (texts, variables) => (await pool.run({ kind: "texts", texts, variables })) as TextsRendered,
+    render: (source, recipients, timeMs) =>
+      run<RenderOutcome>({ kind: "render", source, recipients, timeMs }, (problem) => ({
+        failed: { index: 0, problem, outOfTime: false },
+      })),
+    renderEach: (source, recipients) =>
+      run<EachRendered>({ kind: "render", source, recipients }, (problem) => recipients.map(() => ({ problem }))),
+    renderTexts: (texts, variables) => run<TextsRendered>({ kind: "texts", texts, variables }, (problem) => texts.map(() => ({ problem }))),
     waiting: () => pool.queueSize,
     close: () => pool.close(),
   };

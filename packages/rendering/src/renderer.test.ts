@@ -242,6 +242,96 @@ describe("sandbox", () => {
   });
 });
 
+describe("memory budget", () => {
+  const memory = { kind: "limit", message: "memory alloc limit exceeded" };
+  /** A body that renders nothing after building what it allocates. */
+  const budgeted = (memoryLimit: number) => createRenderer({ memoryLimit, renderTimeMs: 60_000 });
+  const renderBody = (renderer: ReturnType<typeof createRenderer>, text: string, data: Record<string, unknown> = {}) =>
+    renderer.render({ subject: "s", body: text }, { data }).body;
+
+  it("stops issue 28's template: captures of escaped text kept in an array", () => {
+    // The issue's template scaled down to a budget of 1,000,000: every capture holds 51,200 escaped characters.
+    const template =
+      '{% assign big="&&&&&&&&&&" %}{% for i in (1..10) %}{% capture big %}{{big|raw}}{{big|raw}}{% endcapture %}{% endfor %}' +
+      '{% assign keep=""|split:"" %}{% for i in (1..1000) %}{% capture z %}{{big}}{{i}}{% endcapture %}{% assign keep=keep|push:z %}{% endfor %}';
+    expect(problemOf(() => renderBody(budgeted(1_000_000), template))).toMatchObject({ part: "body", ...memory });
+    // The same at full size with the default limits.
+    const issue = template.replace("(1..10)", "(1..17)").replace("(1..1000)", "(1..100000)");
+    expect(problemOf(() => renderBody(createRenderer({ renderTimeMs: 60_000 }), issue))).toMatchObject(memory);
+  });
+
+  it("counts what a capture holds", () => {
+    const renderer = budgeted(100_000);
+    const capture = "{% for i in (1..n) %}{% capture z %}{{ text }}{% endcapture %}{% endfor %}ok";
+    const text = "x".repeat(2_000);
+    expect(renderBody(renderer, capture, { n: 40, text })).toBe("ok");
+    expect(problemOf(() => renderBody(renderer, capture, { n: 60, text }))).toMatchObject(memory);
+    // Literal text written into a capture counts too.
+    expect(problemOf(() => renderBody(renderer, `{% for i in (1..60) %}{% capture z %}${text}{% endcapture %}{% endfor %}`))).toMatchObject(
+      memory,
+    );
+  });
+
+  it("counts escaped values by their escaped length", () => {
+    const renderer = budgeted(100_000);
+    // 10,000 ampersands escape to 50,000 characters: two fit, three do not.
+    const data = { amps: "&".repeat(10_000) };
+    expect(renderBody(renderer, "{{ amps }}{{ amps }}", data)).toHaveLength(100_000);
+    expect(problemOf(() => renderBody(renderer, "{{ amps }}{{ amps }}{{ amps }}", data))).toMatchObject(memory);
+    // The subject is not escaped: nothing is allocated, nothing counted.
+    expect(renderer.render({ subject: "{{ amps }}{{ amps }}{{ amps }}", body: "b" }, { data }).subject).toHaveLength(30_000);
+  });
+
+  it("counts what string filters return, beyond what liquidjs counts", () => {
+    const renderer = budgeted(100_000);
+    // liquidjs counts the input, 12,000 and 15,000 characters; url_encode returns 9 characters for each €, newline_to_br
+    // 7 for each line break, escape 5 for each quote.
+    expect(problemOf(() => renderBody(renderer, "{% assign e = text | url_encode %}", { text: "€".repeat(12_000) }))).toMatchObject(memory);
+    expect(problemOf(() => renderBody(renderer, "{% assign e = text | newline_to_br %}", { text: "\n".repeat(15_000) }))).toMatchObject(
+      memory,
+    );
+    expect(
+      problemOf(() =>
+        renderBody(renderer, "{% for i in (1..20) %}{% assign e = text | escape %}{% endfor %}", { text: "'".repeat(1_000) }),
+      ),
+    ).toMatchObject(memory);
+    expect(renderBody(renderer, "{{ text | url_encode | size }}", { text: "€".repeat(1_000) })).toBe("9000");
+  });
+
+  it("counts an array's text when a filter joins it, and what push adds", () => {
+    const renderer = budgeted(100_000);
+    const text = "x".repeat(2_000);
+    // Pushing one string 60 times holds 120,000 characters of text for a join or comparison to make.
+    const pushes = '{% assign keep = "" | split: "" %}{% for i in (1..n) %}{% assign keep = keep | push: text %}{% endfor %}';
+    expect(renderBody(renderer, `${pushes}{{ keep | size }}`, { n: 40, text })).toBe("40");
+    expect(problemOf(() => renderBody(renderer, pushes, { n: 60, text }))).toMatchObject(memory);
+    // An array of 40 such strings joins to 80,000 characters: once fits, twice does not.
+    const list = Array.from({ length: 40 }, () => text);
+    expect(renderBody(renderer, "{{ list | join: '' | size }}", { list })).toBe("80000");
+    expect(problemOf(() => renderBody(renderer, "{{ list | upcase | size }}{{ list | plus: 1 }}", { list }))).toMatchObject(memory);
+  });
+
+  it("stops an array pushed into itself before it outgrows any join", () => {
+    // Each pass doubles the text the array would join to: 2^40 items after 40 passes, though it has only 40.
+    const template = '{% assign n = "" | split: "" %}{% for i in (1..40) %}{% assign n = n | push: n %}{% endfor %}{{ n | size }}';
+    expect(problemOf(() => renderBody(budgeted(1_000_000), template))).toMatchObject(memory);
+  });
+
+  it("refuses to join an array into the output past the output's limit", () => {
+    const renderer = createRenderer({ maxOutputLength: 1_000 });
+    expect(renderBody(renderer, "{{ list }}", { list: ["a", ["b", "c"]] })).toBe("abc");
+    expect(problemOf(() => renderBody(renderer, "{{ list }}", { list: Array.from({ length: 20 }, () => "x".repeat(100)) }))).toMatchObject({
+      kind: "limit",
+    });
+  });
+
+  it("gives each render its own budget", () => {
+    const renderer = budgeted(100_000);
+    const data = { amps: "&".repeat(10_000) };
+    for (let round = 0; round < 5; round++) expect(renderBody(renderer, "{{ amps }}{{ amps }}", data)).toHaveLength(100_000);
+  });
+});
+
 describe("validation", () => {
   it("answers no problem for valid parts, and checks only the parts given", () => {
     expect(validateTemplate({ subject: "Hi {{name}}", body: "{% if a %}x{% endif %}" })).toEqual([]);

@@ -1,4 +1,5 @@
 import { Context, type Emitter, Liquid, LiquidError, Tag, type TagToken, type Template, type TopLevelToken, toValueSync } from "liquidjs";
+import { chargeMemoryBudget, joinedSizeOf, textOf } from "./memory-budget.js";
 import { lineAt, preprocessTemplate } from "./preprocess.js";
 import { TemplateError, type TemplatePart, type TemplateProblem } from "./template-error.js";
 import { type RenderVariables, scopeOf } from "./variables.js";
@@ -11,7 +12,10 @@ export interface RenderLimits {
   maxOutputLength: number;
   /** Milliseconds one render of one part may take (liquidjs renderLimit). */
   renderTimeMs: number;
-  /** liquidjs memoryLimit: characters and array items filters and ranges may allocate in one render. */
+  /**
+   * liquidjs memoryLimit: characters and array items one render of one part may allocate (filters, ranges, captures,
+   * escaped values; README.md "What the memory budget counts").
+   */
   memoryLimit: number;
 }
 
@@ -62,12 +66,13 @@ class OutputLimitError extends Error {
   override readonly name = "OutputLimitError";
 }
 
-const stringOf = (value: unknown): string => {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "";
-  if (Array.isArray(value)) return value.map(stringOf).join("");
-  return String(value);
-};
+/** The value as text, refused before an array is joined when it would be longer than `max`. */
+function textWithin(value: unknown, max: number, refusal: string): string {
+  if (typeof value !== "string" && joinedSizeOf(value, max) > max) throw new OutputLimitError(refusal);
+  const text = textOf(value);
+  if (text.length > max) throw new OutputLimitError(refusal);
+  return text;
+}
 
 /** The output buffer of one render, refusing to grow past the limit. */
 class BoundedEmitter implements Emitter {
@@ -76,8 +81,9 @@ class BoundedEmitter implements Emitter {
   constructor(private readonly max: number) {}
 
   write(html: unknown): void {
-    const text = stringOf(html);
-    if (this.buffer.length + text.length > this.max) throw new OutputLimitError(`output larger than ${this.max} characters`);
+    const refusal = `output larger than ${this.max} characters`;
+    const text = textWithin(html, this.max - this.buffer.length, refusal);
+    if (this.buffer.length + text.length > this.max) throw new OutputLimitError(refusal);
     this.buffer += text;
   }
 }
@@ -99,13 +105,18 @@ function createEngine(limits: RenderLimits, escapeHtmlOutput: boolean): Liquid {
     partials: [],
     layouts: [],
     relativeReference: false,
-    // Checks the size of each inserted value before escaping it (escaping a huge value would cost memory first).
-    outputEscape: (value: unknown) => {
-      const text = stringOf(value);
-      if (text.length > limits.maxOutputLength) throw new OutputLimitError(`a value longer than ${limits.maxOutputLength} characters`);
-      return escapeHtmlOutput ? escapeHtml(text) : text;
+    // Checks the size of each inserted value before joining or escaping it (that would cost memory first), and charges
+    // what either allocates to the render's memory budget: inside a capture it is kept.
+    outputEscape(this: { context: Context }, value: unknown) {
+      const text = textWithin(value, limits.maxOutputLength, `a value longer than ${limits.maxOutputLength} characters`);
+      if (text !== value) this.context.memoryLimit.use(text.length);
+      if (!escapeHtmlOutput) return text;
+      const escaped = escapeHtml(text);
+      if (escaped !== text) this.context.memoryLimit.use(escaped.length);
+      return escaped;
     },
   });
+  chargeMemoryBudget(engine, limits.memoryLimit);
   for (const name of fileTags) {
     engine.registerTag(
       name,

@@ -1,4 +1,4 @@
-import { commaSeparated, kafkaSaslCredentials, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
+import { commaSeparated, kafkaSaslCredentials, parseConfig, renderThreadMemoryMb, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z
@@ -23,6 +23,7 @@ export const configSchema = z
     /** WEBHOOK runs of one project a process runs at once, so that one project's slow receivers cannot hold every place. */
     WEBHOOK_PROJECT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(5),
     RENDER_THREADS: renderThreads,
+    RENDER_THREAD_MEMORY_MB: renderThreadMemoryMb,
   })
   .superRefine(kafkaSaslCredentials);
 

@@ -87,7 +87,7 @@ try {
   const timers = observeTimers(metrics, db);
   const index = createTriggerIndex({ db, ttlMs: config.TRIGGER_INDEX_TTL_MS });
   const webhookSecrets = createWebhookSecrets({ db });
-  const renders = createRenderPool(config.RENDER_THREADS);
+  const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
   const runner = createStepRunner({
     db,
     logger,

@@ -1,4 +1,4 @@
-import { kafkaSaslCredentials, parseConfig, renderThreads, serviceEnvironment } from "@herald/platform";
+import { kafkaSaslCredentials, parseConfig, renderThreadMemoryMb, renderThreads, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z
@@ -11,6 +11,7 @@ export const configSchema = z
     /** How often the scheduler looks for due campaigns and finished sends when nothing woke it. */
     CAMPAIGN_POLL_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
     RENDER_THREADS: renderThreads,
+    RENDER_THREAD_MEMORY_MB: renderThreadMemoryMb,
   })
   .superRefine(kafkaSaslCredentials);
 

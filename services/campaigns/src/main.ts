@@ -51,7 +51,7 @@ try {
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
   const campaignSends = createRpcClient(CampaignSendsService, { baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 60_000 });
   const emails = createRpcClient(EmailsService, { baseUrl: config.DELIVERY_URL, connections: 1, timeoutMs: 30_000 });
-  const renders = createRenderPool(config.RENDER_THREADS);
+  const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
   const fanOut = createFanOut({
     db,
     logger,

@@ -9,6 +9,7 @@ import {
   kafkaSaslCredentials,
   nodeEnv,
   parseConfig,
+  renderThreadMemoryMb,
   renderThreads,
   requireInProduction,
   secretString,
@@ -183,6 +184,7 @@ export const configSchema = z
      */
     SEND_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(availableParallelism()),
     RENDER_THREADS: renderThreads,
+    RENDER_THREAD_MEMORY_MB: renderThreadMemoryMb,
     /** Emails a second one dispatcher sends, all projects together. */
     SEND_RATE_PER_SECOND: z.coerce.number().min(0.1).default(2_000),
     /** Emails a second one dispatcher sends for one project. */

@@ -130,7 +130,7 @@ try {
   observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
-  const renders = createRenderPool(config.RENDER_THREADS);
+  const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
   observeRenderPool(metrics, renders);
   const templates = createTemplates({ db, renders });
   const provider = config.ses
