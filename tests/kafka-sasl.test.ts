@@ -7,11 +7,12 @@ import { promisify } from "node:util";
 import { createKafkaBroker, type KafkaBroker } from "@herald/devinfra";
 import { createKafka, kafkaConnectionOf } from "@herald/kafka";
 import { freePort, repoPath } from "@herald/testing";
-import type { Kafka } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../services/contacts/src/config.js";
 
 const run = promisify(execFile);
+/** kafkajs is a dependency of @herald/kafka, not of the tests: its client type comes through createKafka. */
+type Kafka = ReturnType<typeof createKafka>;
 
 /** A client made the way every service makes it (contacts' here): environment → config → kafkaConnectionOf → createKafka. */
 const clientFor = (env: Record<string, string>): Kafka =>
