@@ -287,14 +287,7 @@ describe("workflows: WEBHOOK steps", () => {
   });
 
   it("cuts off a receiver that trickles a byte a second at the call's deadline, while another project's timers and steps run on time", async () => {
-    const hook = await flows.create({
-      eventName: `trickle_${randomUUID().slice(0, 8)}`,
-      steps: [{ ref: "hook", type: "WEBHOOK", config: { url: `${trickleBase}/trickle` } }],
-    });
-    const trickling = await startFor(project, hook.id);
-    await waitUntil(async () => (trickles[0]?.bytes ?? 0) >= 2, { timeoutMs: 30_000, describe: () => JSON.stringify(trickles) });
-
-    // Meanwhile, in another project: a one-minute DELAY (0.6 s in the stack), then a webhook.
+    // Another project, ready beforehand: a one-minute DELAY (0.6 s in the stack), then a webhook, and three contacts.
     const other = await createProject(call, cookie, "Timers");
     const otherFlows = workflowBuilder(call, other.secretKey);
     const timed = await otherFlows.create({
@@ -305,8 +298,24 @@ describe("workflows: WEBHOOK steps", () => {
       ],
       allowReentry: true,
     });
-    const started: ExecutionJson[] = [];
-    for (let count = 0; count < 3; count++) started.push(await startFor(other, timed.id));
+    const emails = Array.from({ length: 3 }, () => uniqueEmail("timed"));
+    for (const email of emails) await call("POST", "/v1/track", { key: other.publicKey, body: { email, event: "exists" } });
+
+    const hook = await flows.create({
+      eventName: `trickle_${randomUUID().slice(0, 8)}`,
+      steps: [{ ref: "hook", type: "WEBHOOK", config: { url: `${trickleBase}/trickle` } }],
+    });
+    const trickling = await startFor(project, hook.id);
+    await waitUntil(async () => (trickles[0]?.bytes ?? 0) >= 1, { timeoutMs: 30_000, describe: () => JSON.stringify(trickles) });
+
+    // While the trickle is in flight, the other project's executions start.
+    const started = await Promise.all(
+      emails.map(async (email) => {
+        const answer = await call<ExecutionJson>("POST", `/workflows/${timed.id}/executions`, { key: other.secretKey, body: { email } });
+        expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+        return answer.body;
+      }),
+    );
     const done = await Promise.all(started.map((execution) => otherFlows.executionWhen(timed.id, execution.id, finished, 30_000)));
     // Each timer fired, and each webhook after it was called, while a trickling call was in flight.
     const inFlightAt = (iso: string | null | undefined) => {
