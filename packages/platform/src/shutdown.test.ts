@@ -1,11 +1,16 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
-const platform = new URL("../dist/index.js", import.meta.url).href;
+// The two modules alone: the whole package (OpenTelemetry, Connect) takes a loaded machine many seconds to import.
+const shutdown = new URL("../dist/shutdown.js", import.meta.url).href;
+const logger = new URL("../dist/logger.js", import.meta.url).href;
+/** Node starts slowly on a shared, loaded machine: a bound on the process, not a timing assertion. */
+const timeout = 120_000;
 
 /** Runs a process that calls onShutdown as every main.ts does, then `after`; resolves with its exit code and output. */
 function runProcess(after: string): Promise<{ code: number | null; output: string }> {
-  const script = `import { createLogger, onShutdown } from ${JSON.stringify(platform)};
+  const script = `import { onShutdown } from ${JSON.stringify(shutdown)};
+    import { createLogger } from ${JSON.stringify(logger)};
     onShutdown(createLogger({ name: "shutdown-test" }), []);
     ${after}`;
   return new Promise((resolve, reject) => {
@@ -31,25 +36,37 @@ const fatalLines = (output: string) =>
     .filter((line) => line.level === 60);
 
 describe("exitOnUncaughtErrors (installed by onShutdown)", () => {
-  it("logs an uncaught exception as fatal with its error, and exits with status 1", async () => {
-    const { code, output } = await runProcess(`setTimeout(() => { throw new Error("a bug outside any handler"); }, 10);`);
-    expect(code).toBe(1);
-    expect(fatalLines(output)).toEqual([
-      expect.objectContaining({ origin: "uncaughtException", err: expect.objectContaining({ message: "a bug outside any handler" }) }),
-    ]);
-  });
+  it(
+    "logs an uncaught exception as fatal with its error, and exits with status 1",
+    async () => {
+      const { code, output } = await runProcess(`setTimeout(() => { throw new Error("a bug outside any handler"); }, 10);`);
+      expect(code).toBe(1);
+      expect(fatalLines(output)).toEqual([
+        expect.objectContaining({ origin: "uncaughtException", err: expect.objectContaining({ message: "a bug outside any handler" }) }),
+      ]);
+    },
+    timeout,
+  );
 
-  it("logs an unhandled rejection as fatal, and exits with status 1", async () => {
-    const { code, output } = await runProcess(`setTimeout(() => { Promise.reject(new Error("nobody awaits this")); }, 10);`);
-    expect(code).toBe(1);
-    expect(fatalLines(output)).toEqual([
-      expect.objectContaining({ origin: "unhandledRejection", err: expect.objectContaining({ message: "nobody awaits this" }) }),
-    ]);
-  });
+  it(
+    "logs an unhandled rejection as fatal, and exits with status 1",
+    async () => {
+      const { code, output } = await runProcess(`setTimeout(() => { Promise.reject(new Error("nobody awaits this")); }, 10);`);
+      expect(code).toBe(1);
+      expect(fatalLines(output)).toEqual([
+        expect.objectContaining({ origin: "unhandledRejection", err: expect.objectContaining({ message: "nobody awaits this" }) }),
+      ]);
+    },
+    timeout,
+  );
 
-  it("does not get in the way of a process that ends normally", async () => {
-    const { code, output } = await runProcess(`setTimeout(() => process.exit(0), 10);`);
-    expect(code).toBe(0);
-    expect(fatalLines(output)).toEqual([]);
-  });
+  it(
+    "does not get in the way of a process that ends normally",
+    async () => {
+      const { code, output } = await runProcess(`setTimeout(() => process.exit(0), 10);`);
+      expect(code).toBe(0);
+      expect(fatalLines(output)).toEqual([]);
+    },
+    timeout,
+  );
 });
