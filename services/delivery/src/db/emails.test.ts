@@ -55,6 +55,12 @@ describe("claiming due emails", () => {
     const laneScans = nodesOf(plan).filter((node) => node["Index Name"] === "emails_urgent_due_idx");
     expect(laneScans.map((node) => node["Node Type"])).toEqual(["Index Scan"]);
     expect(nodesOf(plan).filter((node) => node["Node Type"] === "Bitmap Heap Scan")).toEqual([]);
+    // (The bulk lane sorts only the rows it claimed, by their project's turn.)
+    const ordered = ["emails_urgent_due_idx", "emails_status_locked_until_idx"];
+    const sortsOfTheQueue = nodesOf(plan).filter(
+      (node) => node["Node Type"] === "Sort" && nodesOf(node).some((below) => ordered.includes(below["Index Name"] ?? "")),
+    );
+    expect(sortsOfTheQueue).toEqual([]);
   });
 
   /** Stores the rows in batches, each due `ageSeconds` ago, the first stored first due. */
