@@ -70,9 +70,12 @@ describe("invitations cannot be abused", () => {
     const email = await accountEmail(invitee, "invitation");
     expect(email.subject).toBe("You are invited to a project on Herald");
     expect(email.subject).not.toContain("payroll");
-    const lines = email.text.split("\n");
-    const named = lines.filter((line) => line.includes("payroll"));
-    expect(named).toEqual(['Project name, as written by the person who invited you (not by Herald): "Verify payroll at evil.example now"']);
+    const lines = email.text.trimEnd().split("\n");
+    const named = lines.findIndex((line) => line.includes("payroll"));
+    // The name's only line is the last, in quotes, right under the line that says who wrote it.
+    expect(lines.filter((line) => line.includes("payroll"))).toEqual(['"Verify payroll at evil.example now"']);
+    expect(named).toBe(lines.length - 1);
+    expect(lines[named - 1]).toBe("Project name, as written by the person who invited you (not by Herald):");
     // The name is the last thing in the email, after Herald's own words and the link.
     expect(email.text.indexOf("payroll")).toBeGreaterThan(email.text.indexOf("/auth/signup?email="));
     expect(email.text).not.toContain("\u202E");

@@ -47,4 +47,13 @@ describe("the local image store", () => {
     expect(await store.get(keptKey)).toBeDefined();
     await expect(store.deleteProject(randomUUID())).resolves.toBeUndefined();
   });
+
+  it("sums the bytes of one project's images for the upload quota; a project without any has 0", async () => {
+    const [project, other] = [randomUUID(), randomUUID()];
+    await store.put(`${project}/${randomUUID()}.png`, sampleImages.png.data, "image/png");
+    await store.put(`${project}/${randomUUID()}.gif`, sampleImages.gif.data, "image/gif");
+    await store.put(`${other}/${randomUUID()}.png`, sampleImages.png.data, "image/png");
+    expect(await store.projectBytes(project)).toBe(sampleImages.png.data.byteLength + sampleImages.gif.data.byteLength);
+    expect(await store.projectBytes(randomUUID())).toBe(0);
+  });
 });

@@ -58,4 +58,14 @@ describe("the S3 image store", () => {
     expect(await store.get("project-c/kept.gif")).toBeDefined();
     await store.deleteProject("project-without-images");
   });
+
+  it("sums the bytes of one project's images under the prefix, for the upload quota", async () => {
+    const store = storeOf("quota/");
+    await store.put("project-d/1.png", sampleImages.png.data, "image/png");
+    await store.put("project-d/2.gif", sampleImages.gif.data, "image/gif");
+    await store.put("project-e/3.png", sampleImages.png.data, "image/png");
+    expect(await store.projectBytes("project-d")).toBe(sampleImages.png.data.byteLength + sampleImages.gif.data.byteLength);
+    expect(await storeOf("other/").projectBytes("project-d")).toBe(0);
+    expect(await store.projectBytes("project-without-images")).toBe(0);
+  });
 });

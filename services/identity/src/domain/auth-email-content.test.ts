@@ -10,10 +10,13 @@ describe("the invitation email", () => {
     expect(invitation("Acme").subject).toBe("You are invited to a project on Herald");
   });
 
-  it("quotes the name last, on one labelled line, after Herald's words and the link", () => {
+  it("quotes the name last, under a line that labels it, after Herald's words and the link", () => {
     const { text } = invitation("Verify payroll at evil.example");
     const lines = text.trimEnd().split("\n");
-    expect(lines.at(-1)).toBe('Project name, as written by the person who invited you (not by Herald): "Verify payroll at evil.example"');
+    expect(lines.slice(-2)).toEqual([
+      "Project name, as written by the person who invited you (not by Herald):",
+      '"Verify payroll at evil.example"',
+    ]);
     expect(lines.filter((line) => line.includes("payroll"))).toHaveLength(1);
     expect(text.indexOf("https://herald.example/auth/signup?email=bob%40else.example")).toBeLessThan(text.indexOf("payroll"));
   });

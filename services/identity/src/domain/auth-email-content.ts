@@ -67,6 +67,7 @@ export function invitationEmail(
       `${invitation.inviterEmail} invited you to join a project on Herald.\n\n` +
       `Create your account with this address and verify it to join:\n\n${url}\n\n` +
       `If you do not know ${invitation.inviterEmail}, ignore this email.\n\n` +
-      `Project name, as written by the person who invited you (not by Herald): "${quotedProjectName(invitation.projectName)}"\n`,
+      // Two short lines: a mail client or transfer encoding may wrap a long one, which must not part the label from the name.
+      `Project name, as written by the person who invited you (not by Herald):\n"${quotedProjectName(invitation.projectName)}"\n`,
   };
 }
