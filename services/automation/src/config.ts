@@ -1,4 +1,11 @@
-import { commaSeparated, kafkaSaslCredentials, parseConfig, renderThreadMemoryMb, renderThreads, serviceEnvironment } from "@herald/platform";
+import {
+  commaSeparated,
+  kafkaSaslCredentials,
+  parseConfig,
+  renderThreadMemoryMb,
+  renderThreads,
+  serviceEnvironment,
+} from "@herald/platform";
 import { z } from "zod";
 
 export const configSchema = z

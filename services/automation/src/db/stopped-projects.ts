@@ -19,7 +19,8 @@ export async function resumeProject(tx: Tx, projectId: string): Promise<void> {
  * triggers wait, keeping their state, until project.enabled removes the row.
  */
 export const projectRuns = (projectIdColumn: Prisma.Sql): Prisma.Sql =>
-  Prisma.sql`NOT EXISTS (SELECT 1 FROM stopped_projects sp WHERE sp.project_id = ${projectIdColumn})`;
+  // Step runs keep their project id as text; the list keeps uuids.
+  Prisma.sql`NOT EXISTS (SELECT 1 FROM stopped_projects sp WHERE sp.project_id::text = ${projectIdColumn})`;
 
 /** Whether the project's workflows are stopped: for a trigger, which starts no execution then. */
 export async function isProjectStopped(db: Tx, projectId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { Prisma } from "../db/generated/client.js";
+import { projectRuns } from "../db/stopped-projects.js";
 import { nextTransition } from "../domain/graph.js";
 import { delayUnits, type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
 import { activeStatuses } from "../domain/step-types.js";
@@ -116,6 +117,7 @@ export function createStepRunner(deps: {
         SELECT id, status, project_id, step_type, run_at FROM workflow_step_runs
         WHERE status IN ('PENDING', 'WAITING', 'RUNNING') AND run_at <= now()
           AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturated}::text[]))
+          AND ${projectRuns(Prisma.sql`project_id`)}
         ORDER BY run_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
@@ -326,7 +328,7 @@ export function createStepRunner(deps: {
         SELECT r.id, r.execution_id,
                r.created_at + (${delayMsSql}) * ${deps.delayScale}::float8 * interval '1 millisecond' AS due_at
         FROM workflow_step_runs r JOIN workflow_steps s ON s.id = r.step_id
-        WHERE r.status = 'PENDING' AND r.step_type = 'DELAY' AND r.run_at <= now()
+        WHERE r.status = 'PENDING' AND r.step_type = 'DELAY' AND r.run_at <= now() AND ${projectRuns(Prisma.sql`r.project_id`)}
         ORDER BY r.run_at
         LIMIT ${timersPerPass}
         FOR UPDATE OF r SKIP LOCKED
@@ -357,7 +359,7 @@ export function createStepRunner(deps: {
     const fired = await db.$executeRaw`
       WITH due AS (
         SELECT id, execution_id, project_id, contact_id, step_id FROM workflow_step_runs
-        WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now()
+        WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now() AND ${projectRuns(Prisma.sql`project_id`)}
         ORDER BY run_at
         LIMIT ${timersPerPass}
         FOR UPDATE SKIP LOCKED
@@ -398,7 +400,8 @@ export function createStepRunner(deps: {
     const [next] = await db.$queryRaw<Array<{ wait_ms: number | null }>>`
       SELECT EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000 AS wait_ms
       FROM workflow_step_runs WHERE status IN ('PENDING', 'WAITING', 'RUNNING')
-        AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturatedProjects()}::text[]))`;
+        AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturatedProjects()}::text[]))
+        AND ${projectRuns(Prisma.sql`project_id`)}`;
     const waitMs = next?.wait_ms === null || next?.wait_ms === undefined ? deps.idleMs : Number(next.wait_ms);
     return Math.max(1, Math.min(deps.idleMs, Math.ceil(waitMs)));
   }

@@ -5,6 +5,7 @@ import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event
 import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activity_pb";
 import type { Kafka } from "kafkajs";
 import type { Db, Tx } from "../db/client.js";
+import { isProjectStopped } from "../db/stopped-projects.js";
 import type { JsonObject } from "../domain/step-config.js";
 import { startExecution } from "../engine/start-execution.js";
 import type { TriggerIndex } from "../engine/trigger-index.js";
@@ -46,6 +47,8 @@ export async function applyTriggerEvent(tx: Tx, event: EventEnvelope, index: Tri
   const workflows = triggers.byEvent.get(event.type) ?? [];
   const waited = triggers.waitedFor.has(event.type);
   if (workflows.length === 0 && !waited) return false;
+  // A disabled project's events start nothing and end no wait: its workflows resume, as they were, once it is enabled.
+  if (await isProjectStopped(tx, event.projectId)) return false;
   const data = eventDataOf(event);
   let queued = false;
   for (const workflow of workflows) {
