@@ -191,6 +191,8 @@ const stack = await startStack(
     RATE_LIMIT_PER_MINUTE: "1000000",
     // autocannon is one client address: the public-key share per address would measure the limiter too.
     PUBLIC_KEY_RATE_PER_MINUTE: "1000000",
+    // Each run signs up from 127.0.0.1 on a Redis that remembers the hour across runs.
+    SIGNUP_RATE_PER_HOUR: "1000000",
     PASSWORD_SCRYPT_LOG_N: "14",
     DNS_SERVERS: dns.address,
     SMTP_URL: sink.url,

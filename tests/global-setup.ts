@@ -96,6 +96,8 @@ export default async function setup(project: TestProject) {
       // Every test signs in from 127.0.0.1, and the shared Redis remembers failures for an hour, across runs:
       // the per-address backoff would end up refusing the suite itself. tests/login-backoff.test.ts proves it on a gateway of its own.
       LOGIN_FREE_FAILURES_PER_IP: "100000",
+      // Likewise every sign-up of the suite comes from 127.0.0.1: tests/gateway-signup-limit.test.ts proves the limit on a gateway of its own.
+      SIGNUP_RATE_PER_HOUR: "1000000",
       DNS_SERVERS: dns.address,
       DNS_TIMEOUT_MS: "500",
       DKIM_ENCRYPTION_KEY: dkimEncryptionKey,

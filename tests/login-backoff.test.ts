@@ -84,6 +84,19 @@ describe("sign-in backoff", () => {
     expect(answers[0]?.status).toBe(429);
   });
 
+  it("lets at most one of 50 parallel wrong passwords past the free failures reach the hash", async () => {
+    const target = (await signUp(call, "parallel")).email;
+    for (let i = 0; i < 2; i++) expect((await logIn(target, "wrong-password")).statusCode).toBe(401);
+    // Each from an address of its own, so that only the account's backoff stands between them and the hash.
+    const answers = await Promise.all(Array.from({ length: 50 }, () => logIn(target, `guess-${randomUUID()}`)));
+    const statuses = answers.map((answer) => answer.statusCode);
+    // A 401 INVALID_CREDENTIALS is an attempt that identity hashed; every other one was refused before it.
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(1);
+    const refused = answers.filter((answer) => answer.statusCode === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(49);
+    for (const answer of refused) expect(answer.json().error).toMatchObject({ code: "RATE_LIMIT_EXCEEDED", statusCode: 429 });
+  });
+
   it("makes a client address wait after its free failures, whatever accounts it tries", async () => {
     const attacker = address();
     for (let i = 0; i < 4; i++) expect((await logIn(uniqueEmail(`spray-${i}`), "guess", attacker)).statusCode).toBe(401);

@@ -28,6 +28,9 @@ export async function createTestGateway(options: {
     CAMPAIGNS_URL: options.serviceUrls.campaigns,
     AUTOMATION_URL: options.serviceUrls.automation,
     REDIS_URL: options.redisUrl,
+    // Tests sign up from 127.0.0.1 over and over, and the shared Redis remembers the hour across runs;
+    // tests/gateway-signup-limit.test.ts sets its own.
+    SIGNUP_RATE_PER_HOUR: "1000000",
     ...options.env,
   });
   const upstreams = createUpstreams(config);
@@ -40,7 +43,8 @@ export async function createTestGateway(options: {
     ? createLifecycleListener({
         kafka: createKafka({ clientId: "test-gateway", brokers: options.kafkaBrokers }),
         logger,
-        onProjectChanged: (projectId) => keys.evictProject(projectId),
+        keys,
+        sessions,
       })
     : undefined;
   lifecycle?.start();

@@ -230,6 +230,7 @@ try {
     logger,
     metrics,
     info: serviceInfoOf(name, schema, import.meta.url),
+    mailProvider: config.MAIL_PROVIDER,
     domains,
     templates,
     emails,

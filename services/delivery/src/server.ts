@@ -45,6 +45,8 @@ export interface Deps {
   /** RED per RPC; tests that build the server leave it out. */
   metrics?: Metrics;
   info: ServiceInfo;
+  /** MAIL_PROVIDER, reported by GetServiceInfo (the gateway's /config says whether SES sends); harnesses may leave it out. */
+  mailProvider?: string;
   /** Shared with the background check that main.ts runs. */
   domains: Domains;
   templates: Templates;

@@ -27,7 +27,8 @@ try {
   const lifecycle = createLifecycleListener({
     kafka: createKafka({ clientId: name, ...kafkaConnectionOf(config) }),
     logger,
-    onProjectChanged: (projectId) => keys.evictProject(projectId),
+    keys,
+    sessions,
   });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   const app = await build({ config, logger, upstreams, redis, keys, sessions, version, metrics });

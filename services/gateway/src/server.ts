@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import cookie from "@fastify/cookie";
-import type { Logger, Metrics } from "@herald/platform";
+import { internalRpcToken, type Logger, type Metrics } from "@herald/platform";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Redis } from "ioredis";
 import type { ApiKeyCache } from "./auth/api-key-cache.js";
@@ -56,6 +56,9 @@ export interface Deps {
   metrics?: Metrics;
 }
 
+/** Fastify runs a hop count as "the nearest N proxies", but types only the function form of it. */
+const trustProxyOf = (trust: Config["TRUST_PROXY"]) => (typeof trust === "number" ? (_address: string, hop: number) => hop < trust : trust);
+
 /** The REST edge without listening; tests call it and inject requests or listen on a free port. */
 export async function build(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -69,7 +72,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     // Click-redirect tokens carry the link's URL (routes/delivery/tracking-routes.ts).
     maxParamLength: 16_384,
-    trustProxy: config.TRUST_PROXY,
+    trustProxy: trustProxyOf(config.TRUST_PROXY),
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false } },
   });
   app.addHook("onRequest", async (request, reply) => {
@@ -87,14 +90,16 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     perMinute: config.RATE_LIMIT_PER_MINUTE,
     publicKeyPerMinute: config.PUBLIC_KEY_RATE_PER_MINUTE,
     authFailuresPerMinute: config.AUTH_FAILURE_RATE_PER_MINUTE,
+    recipientLinksPerMinute: config.RECIPIENT_RATE_PER_MINUTE,
+    signUpsPerHour: config.SIGNUP_RATE_PER_HOUR,
   });
   registerAuthentication(app, { ...deps, authFailures, publicUrl: config.PUBLIC_URL });
   registerIdempotency(app, { redis: deps.redis, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
   registerNulRefusal(app);
   registerDepthRefusal(app);
 
-  registerConfigRoute(app, { config, upstreams: deps.upstreams });
-  registerHealthRoute(app, deps.upstreams);
+  registerConfigRoute(app, { publicUrl: config.PUBLIC_URL, upstreams: deps.upstreams });
+  registerHealthRoute(app, { upstreams: deps.upstreams, internalToken: internalRpcToken() });
   const loginBackoff = createLoginBackoff({
     redis: deps.redis,
     freeFailuresPerAccount: config.LOGIN_FREE_FAILURES_PER_ACCOUNT,
@@ -103,7 +108,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
     maxDelaySeconds: config.LOGIN_BACKOFF_MAX_SECONDS,
   });
   registerAuthRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions, loginBackoff, publicUrl: config.PUBLIC_URL });
-  registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys });
+  registerProjectRoutes(app, { upstreams: deps.upstreams, keys: deps.keys, sessions: deps.sessions });
   registerMemberRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions });
   registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   registerContactRoutes(app, { upstreams: deps.upstreams });

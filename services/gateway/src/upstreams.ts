@@ -8,6 +8,7 @@ import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_p
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import { ActivityService } from "@herald/proto/herald/delivery/v1/activity_service_pb";
+import { DeliveryService } from "@herald/proto/herald/delivery/v1/delivery_service_pb";
 import { DomainsService } from "@herald/proto/herald/delivery/v1/domains_service_pb";
 import { EmailsService } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { InboundService } from "@herald/proto/herald/delivery/v1/inbound_service_pb";
@@ -43,6 +44,8 @@ export interface Upstreams {
   inbound: Client<typeof InboundService>;
   providerEvents: Client<typeof ProviderEventsService>;
   verification: Client<typeof VerificationService>;
+  /** Delivery's own facts (its mail provider, for /config). */
+  deliveryInfo: Client<typeof DeliveryService>;
   workflows: Client<typeof WorkflowsService>;
   campaigns: Client<typeof CampaignsService>;
 }
@@ -88,6 +91,7 @@ export function createUpstreams(config: Config): Upstreams {
     inbound: createClient(InboundService, delivery),
     providerEvents: createClient(ProviderEventsService, delivery),
     verification: createClient(VerificationService, delivery),
+    deliveryInfo: createClient(DeliveryService, delivery),
     workflows: createClient(WorkflowsService, automation),
     campaigns: createClient(CampaignsService, campaigns),
   };

@@ -91,7 +91,7 @@ export function build(deps: Deps): RpcServer {
     metrics: deps.metrics,
     routes: (router) => {
       router.service(IdentityService, createIdentityRpc(deps));
-      router.service(AccountService, createAccountRpc({ db, accounts, sessions, oauth }));
+      router.service(AccountService, createAccountRpc({ db, accounts, sessions, oauth, billingEnabled: deps.payments !== undefined }));
       router.service(ProjectService, createProjectRpc({ projects, members }));
       router.service(BillingService, createBillingRpc({ billing, stripeWebhooks }));
     },

@@ -5,7 +5,7 @@ import type { AuthFailureLimit } from "../http/rate-limit.js";
 import type { Upstreams } from "../upstreams.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
 import { assertRole, isProjectScoped } from "./roles.js";
-import type { SessionCache } from "./session-cache.js";
+import type { SessionCache, SessionFacts } from "./session-cache.js";
 import { readSessionToken } from "./session-cookie.js";
 import { assertSameSite } from "./session-origin.js";
 
@@ -39,6 +39,8 @@ declare module "fastify" {
 
 const unauthorized = (code: string, message: string) => new HttpProblem({ statusCode: 401, code, message });
 
+const projectDisabled = () => new HttpProblem({ statusCode: 403, code: "PROJECT_DISABLED", message: "This project is disabled" });
+
 export const projectNotFound = () => new HttpProblem({ statusCode: 404, code: "PROJECT_NOT_FOUND", message: "Project not found" });
 
 function bearerOf(request: FastifyRequest): string | undefined {
@@ -66,6 +68,18 @@ function projectIdOf(request: FastifyRequest): string | undefined {
   return typeof fromHeader === "string" && fromHeader ? fromHeader : undefined;
 }
 
+/** A session's auth; `projectDisabled` is read by the hook, not by routes. */
+type SessionAuth = Extract<Auth, { via: "session" }> & { projectDisabled: boolean };
+
+const sessionAuth = (sessionToken: string, projectId: string | undefined, facts: SessionFacts): SessionAuth => ({
+  via: "session",
+  userId: facts.userId,
+  sessionToken,
+  projectId,
+  role: facts.role,
+  projectDisabled: facts.projectDisabled === true,
+});
+
 export function registerAuthentication(
   app: FastifyInstance,
   deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache; authFailures: AuthFailureLimit; publicUrl: string },
@@ -90,22 +104,26 @@ export function registerAuthentication(
         ? unauthorized("INVALID_API_KEY", "This endpoint requires a secret key (sk_…), not a public key")
         : unauthorized("INVALID_API_KEY", "This endpoint requires a public key (pk_…), not a secret key");
     }
-    if (resolved.disabled) throw new HttpProblem({ statusCode: 403, code: "PROJECT_DISABLED", message: "This project is disabled" });
+    if (resolved.disabled) throw projectDisabled();
     const named = mode === "project" ? projectIdOf(request) : undefined;
     // A key reaches only its own project: another project's id looks like one that does not exist.
     if (named !== undefined && named !== resolved.projectId) throw projectNotFound();
     return { via: "key", projectId: resolved.projectId, keyKind: resolved.kind };
   }
 
-  async function authenticateSession(token: string, projectId: string | undefined, request: FastifyRequest): Promise<Auth> {
+  async function authenticateSession(token: string, projectId: string | undefined, request: FastifyRequest): Promise<SessionAuth> {
     const cached = deps.sessions.get(token, projectId ?? "");
-    if (cached) return { via: "session", userId: cached.userId, sessionToken: token, projectId, role: cached.role };
+    if (cached) return sessionAuth(token, projectId, cached);
     await deps.authFailures.check(request);
     try {
       const answer = await deps.upstreams.accounts.authenticateSession({ sessionToken: token, projectId: projectId ?? "" });
-      const userId = answer.user?.id ?? "";
-      deps.sessions.set(token, projectId ?? "", { userId, role: projectId ? answer.role : undefined });
-      return { via: "session", userId, sessionToken: token, projectId, role: projectId ? answer.role : undefined };
+      const facts: SessionFacts = {
+        userId: answer.user?.id ?? "",
+        role: projectId ? answer.role : undefined,
+        projectDisabled: projectId ? answer.projectDisabled : undefined,
+      };
+      deps.sessions.set(token, projectId ?? "", facts);
+      return sessionAuth(token, projectId, facts);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Unauthenticated) {
         throw unauthorized("SESSION_INVALID", "Your session has expired or was ended; sign in again");
@@ -134,7 +152,11 @@ export function registerAuthentication(
     if (mode === "project" && projectId === undefined) {
       throw new HttpProblem({ statusCode: 400, code: "PROJECT_REQUIRED", message: "Name the project in the X-Project-Id header" });
     }
-    request.auth = await counted(request, () => authenticateSession(session, projectId, request));
+    const auth = await counted(request, () => authenticateSession(session, projectId, request));
+    request.auth = auth;
+    // A disabled project's routes refuse its members' sessions as they refuse its keys; the account
+    // routes (mode "session") stay open, so that its owner can enable it again.
+    if (mode === "project" && auth.projectDisabled) throw projectDisabled();
     assertSameSite(request, deps.publicUrl);
     assertRole(request);
   });

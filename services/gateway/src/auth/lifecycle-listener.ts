@@ -2,14 +2,21 @@ import { randomUUID } from "node:crypto";
 import { decodeEnvelope, topics } from "@herald/kafka";
 import { createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Consumer, Kafka } from "kafkajs";
+import type { ApiKeyCache } from "./api-key-cache.js";
+import type { SessionCache } from "./session-cache.js";
 
 /**
  * Every gateway replica reads herald.project-lifecycle.v1 in a consumer group of its
- * own (each replica must see every event) and drops cached keys of a project whose
- * keys, status or existence changed. Kafka being down only delays this; the cache's
- * TTL bounds how long a stale key can live.
+ * own (each replica must see every event) and drops cached keys and sessions of a
+ * project whose keys, status or existence changed, so that a disabled project's keys
+ * and its members' sessions are refused on every replica. Kafka being down only delays
+ * this; the caches' TTLs bound how long a stale entry can live.
  */
-export function createLifecycleListener(options: { kafka: Kafka; logger: Logger; onProjectChanged: (projectId: string) => void }) {
+export function createLifecycleListener(options: { kafka: Kafka; logger: Logger; keys: ApiKeyCache; sessions: SessionCache }) {
+  const forgetProject = (projectId: string) => {
+    options.keys.evictProject(projectId);
+    options.sessions.forgetProject(projectId);
+  };
   let consumer: Consumer | undefined;
   let markJoined: () => void = () => {};
   const joined = new Promise<void>((resolve) => {
@@ -32,7 +39,7 @@ export function createLifecycleListener(options: { kafka: Kafka; logger: Logger;
           eachMessage: async ({ message }) => {
             if (!message.value) return;
             try {
-              options.onProjectChanged(decodeEnvelope(message.value).projectId);
+              forgetProject(decodeEnvelope(message.value).projectId);
             } catch (error) {
               options.logger.warn({ err: error }, "skipping a lifecycle message that is not an event envelope");
             }

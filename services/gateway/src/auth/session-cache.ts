@@ -5,12 +5,15 @@ export interface SessionFacts {
   userId: string;
   /** Present when the session was checked against a project. */
   role?: number;
+  /** Whether that project is disabled: its routes refuse the session as they refuse its keys. */
+  projectDisabled?: boolean;
 }
 
 /**
  * Remembers verified sessions for a few seconds, so that a dashboard page that fires
  * many requests asks identity once. Logout on this replica forgets the session at
- * once; other replicas trust it at most for the TTL.
+ * once; other replicas trust it at most for the TTL. A project's lifecycle events (disabled,
+ * enabled, deleted) forget its entries on every replica.
  */
 export function createSessionCache(ttlMs: number, now?: () => number) {
   const entries = createCache<string, { facts: SessionFacts; tokenHash: string; projectId: string }>({ max: 10_000, ttlMs, now });

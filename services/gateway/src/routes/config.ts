@@ -1,31 +1,39 @@
 import { createLoadingCache } from "@herald/platform";
 import type { FastifyInstance } from "fastify";
-import type { Config } from "../config.js";
 import type { Upstreams } from "../upstreams.js";
 
-/** How long identity's answer is reused; a changed DISABLE_SIGNUPS restarts identity anyway. */
-const identityAnswerTtlMs = 30_000;
+/** How long the services' answers are reused; a changed setting restarts its service anyway. */
+const answerTtlMs = 30_000;
 
-/** Which integrations this deployment has; the dashboard reads it before sign-in. */
-function publicConfigOf(config: Config, signupsEnabled: boolean) {
-  return {
-    signupsEnabled,
-    oauth: {
-      github: Boolean(config.GITHUB_CLIENT_ID && config.GITHUB_CLIENT_SECRET),
-      google: Boolean(config.GOOGLE_CLIENT_ID && config.GOOGLE_CLIENT_SECRET),
-    },
-    billing: Boolean(config.STRIPE_SECRET_KEY),
-    ses: Boolean(config.SES_REGION),
-    publicUrl: config.PUBLIC_URL,
-  };
+interface Integrations {
+  signupsEnabled: boolean;
+  oauth: { github: boolean; google: boolean };
+  billing: boolean;
+  ses: boolean;
 }
 
-/** `signupsEnabled` is what identity enforces (its DISABLE_SIGNUPS), asked of identity, not a flag of the gateway's own. */
-export function registerConfigRoute(app: FastifyInstance, deps: { config: Config; upstreams: Upstreams }): void {
-  const signups = createLoadingCache<"signups", boolean>({
+/**
+ * Which integrations this deployment has; the dashboard reads it before sign-in. Each is reported
+ * by the service that holds its secret (identity: sign-ups, OAuth providers, payments; delivery:
+ * its mail provider), so the gateway holds none of those secrets and cannot disagree with them.
+ */
+export function registerConfigRoute(app: FastifyInstance, deps: { publicUrl: string; upstreams: Upstreams }): void {
+  const integrations = createLoadingCache<"integrations", Integrations>({
     max: 1,
-    ttlMs: identityAnswerTtlMs,
-    load: async (_key, signal) => (await deps.upstreams.accounts.getOAuthConfig({}, { signal })).signupsEnabled,
+    ttlMs: answerTtlMs,
+    load: async (_key, signal) => {
+      const [identity, delivery] = await Promise.all([
+        deps.upstreams.accounts.getOAuthConfig({}, { signal }),
+        deps.upstreams.deliveryInfo.getServiceInfo({}, { signal }),
+      ]);
+      const offers = (name: string) => identity.providers.some((provider) => provider.name === name && provider.enabled);
+      return {
+        signupsEnabled: identity.signupsEnabled,
+        oauth: { github: offers("github"), google: offers("google") },
+        billing: identity.billingEnabled,
+        ses: delivery.mailProvider === "ses",
+      };
+    },
   });
-  app.get("/config", async () => publicConfigOf(deps.config, await signups.get("signups")));
+  app.get("/config", async () => ({ ...(await integrations.get("integrations")), publicUrl: deps.publicUrl }));
 }

@@ -14,6 +14,8 @@ export function createAccountRpc(deps: {
   accounts: Accounts;
   sessions: Sessions;
   oauth: OAuthSignIn;
+  /** Whether payments are configured: reported to the gateway's /config, which holds no payment secret. */
+  billingEnabled: boolean;
 }): ServiceImpl<typeof AccountService> {
   const { accounts, sessions, oauth } = deps;
   return {
@@ -48,7 +50,7 @@ export function createAccountRpc(deps: {
       return { user: userToProto(await accounts.getUser(request.userId)) };
     },
 
-    getOAuthConfig: () => ({ providers: oauth.providers(), signupsEnabled: accounts.signupsEnabled }),
+    getOAuthConfig: () => ({ providers: oauth.providers(), signupsEnabled: accounts.signupsEnabled, billingEnabled: deps.billingEnabled }),
 
     startOAuth: (request) => oauth.start(request.provider, request.redirectUri),
 

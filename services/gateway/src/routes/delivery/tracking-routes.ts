@@ -37,7 +37,7 @@ const html = (reply: FastifyReply, body: string, status = 200) =>
 export async function registerTrackingRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; publicUrl: string }): Promise<void> {
   const { tracking } = deps.upstreams;
   const base = deps.publicUrl.replace(/\/+$/, "");
-  const config = { auth: "none" } as const;
+  const config = { auth: "none", rateLimitBucket: "recipient-link" } as const;
   const tags = ["Tracking"];
 
   await app.register(async (scope) => {

@@ -32,6 +32,7 @@ export function registerAuthRoutes(
   api.post(
     "/auth/signup",
     {
+      config: { rateLimitBucket: "sign-up" },
       schema: {
         tags,
         summary: "Create an account and sign in (with REQUIRE_EMAIL_VERIFICATION, no session until the address is proven)",
@@ -57,16 +58,16 @@ export function registerAuthRoutes(
       },
     },
     async (request, reply) => {
-      const { email } = request.body;
-      await deps.loginBackoff.check(email, request.ip);
+      // The attempt is counted before identity hashes the password: a wrong one is already a failure.
+      const attempt = await deps.loginBackoff.reserve(request.body.email, request.ip);
       let answer: Awaited<ReturnType<typeof accounts.logIn>>;
       try {
         answer = await accounts.logIn(request.body);
       } catch (error) {
-        if (error instanceof ConnectError && error.code === Code.Unauthenticated) await deps.loginBackoff.failed(email, request.ip);
+        if (!(error instanceof ConnectError && error.code === Code.Unauthenticated)) await attempt.released();
         throw error;
       }
-      await deps.loginBackoff.succeeded(email);
+      await attempt.succeeded();
       startSession(reply, answer.session);
       return { user: toUserJson(answer.user) };
     },

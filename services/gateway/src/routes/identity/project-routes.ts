@@ -3,6 +3,7 @@ import type { GetSecurityStateResponse } from "@herald/proto/herald/identity/v1/
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ApiKeyCache } from "../../auth/api-key-cache.js";
 import { projectOf, userOf } from "../../auth/authenticate.js";
+import type { SessionCache } from "../../auth/session-cache.js";
 import type { Upstreams } from "../../upstreams.js";
 import { iso } from "../shared-schemas.js";
 import { ProjectSchema, ProjectWithKeysSchema, toProjectJson, toProjectWithKeysJson, toUserJson, UserSchema } from "./json.js";
@@ -43,7 +44,10 @@ const toSecurityJson = (state: GetSecurityStateResponse) => ({
 /** The user a request acts for: the session's user, or none when a project's secret key is used. */
 const actingUser = (request: FastifyRequest) => (request.auth?.via === "session" ? request.auth.userId : "");
 
-export function registerProjectRoutes(app: FastifyInstance, deps: { upstreams: Upstreams; keys: ApiKeyCache }): void {
+export function registerProjectRoutes(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; keys: ApiKeyCache; sessions: SessionCache },
+): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { accounts, projects } = deps.upstreams;
   const session = { auth: "session" } as const;
@@ -95,8 +99,9 @@ export function registerProjectRoutes(app: FastifyInstance, deps: { upstreams: U
     },
     async (request) => {
       const answer = await projects.updateProject({ userId: userOf(request), projectId: request.params.id, ...request.body });
-      // Disabling must bite at once on this replica; the others hear it through Kafka.
+      // Disabling must bite at once on this replica, on keys and sessions; the others hear it through Kafka.
       deps.keys.evictProject(request.params.id);
+      deps.sessions.forgetProject(request.params.id);
       return toProjectJson(answer.project);
     },
   );
@@ -110,6 +115,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: { upstreams: U
     async (request, reply) => {
       await projects.deleteProject({ userId: userOf(request), projectId: request.params.id });
       deps.keys.evictProject(request.params.id);
+      deps.sessions.forgetProject(request.params.id);
       return reply.status(204).send(null);
     },
   );
