@@ -297,7 +297,9 @@ describe("projects, keys and members", () => {
     const invited = await identity.projects.addMember({ userId: owner.user.id, projectId, email: invitee, role: Role.ADMIN });
     expect(invited.member).toMatchObject({ email: invitee, role: Role.ADMIN, active: false });
     const email = await latestEmail(identity.db, invitee, "invitation");
-    expect(email?.subject).toContain("Invite Co");
+    // The project's name is the inviter's free text: never in the subject, only on a labelled line of the body.
+    expect(email?.subject).not.toContain("Invite Co");
+    expect(email?.text).toContain("Invite Co");
     expect(email?.text).toContain(owner.email);
     expect(email?.text).toContain("http://herald.test/auth/signup?email=");
     await expectFailure(
