@@ -15,7 +15,8 @@ export async function resumeProject(tx: Tx, projectId: string): Promise<void> {
 
 /**
  * The condition an engine statement adds to pass over a stopped project's rows, e.g.
- * `WHERE status = 'PENDING' AND ${projectRuns(Prisma.sql`r.project_id`)}`: its steps, timers and
+ * `WHERE status = 'PENDING' AND ${projectRuns(Prisma.sql`r.project_id`)}` (qualified: unqualified, `project_id` would
+ * name the list's own column): its steps, timers and
  * triggers wait, keeping their state, until project.enabled removes the row.
  */
 export const projectRuns = (projectIdColumn: Prisma.Sql): Prisma.Sql =>

@@ -117,7 +117,7 @@ export function createStepRunner(deps: {
         SELECT id, status, project_id, step_type, run_at FROM workflow_step_runs
         WHERE status IN ('PENDING', 'WAITING', 'RUNNING') AND run_at <= now()
           AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturated}::text[]))
-          AND ${projectRuns(Prisma.sql`project_id`)}
+          AND ${projectRuns(Prisma.sql`workflow_step_runs.project_id`)}
         ORDER BY run_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
@@ -359,7 +359,7 @@ export function createStepRunner(deps: {
     const fired = await db.$executeRaw`
       WITH due AS (
         SELECT id, execution_id, project_id, contact_id, step_id FROM workflow_step_runs
-        WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now() AND ${projectRuns(Prisma.sql`project_id`)}
+        WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now() AND ${projectRuns(Prisma.sql`workflow_step_runs.project_id`)}
         ORDER BY run_at
         LIMIT ${timersPerPass}
         FOR UPDATE SKIP LOCKED
@@ -401,7 +401,7 @@ export function createStepRunner(deps: {
       SELECT EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000 AS wait_ms
       FROM workflow_step_runs WHERE status IN ('PENDING', 'WAITING', 'RUNNING')
         AND NOT (step_type = 'WEBHOOK' AND project_id = ANY(${saturatedProjects()}::text[]))
-        AND ${projectRuns(Prisma.sql`project_id`)}`;
+        AND ${projectRuns(Prisma.sql`workflow_step_runs.project_id`)}`;
     const waitMs = next?.wait_ms === null || next?.wait_ms === undefined ? deps.idleMs : Number(next.wait_ms);
     return Math.max(1, Math.min(deps.idleMs, Math.ceil(waitMs)));
   }
