@@ -56,10 +56,9 @@ describe("automation's list of stopped projects", () => {
         { ref: "update", type: "UPDATE_CONTACT", config: { data: { resumed: true } } },
       ],
     });
-    const started = await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, {
-      key: project.secretKey,
-      body: { email: uniqueEmail("held") },
-    });
+    const email = uniqueEmail("held");
+    expect((await call("POST", "/v1/track", { key: project.publicKey, body: { email, event: "seen" } })).status).toBe(200);
+    const started = await call<ExecutionJson>("POST", `/workflows/${workflow.id}/executions`, { key: project.secretKey, body: { email } });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
     const waiting = await flows.executionWhen(workflow.id, started.body.id, (execution) => execution.steps[0]?.status === "WAITING");
     const dueAt = Date.parse(waiting.steps[0]?.dueAt ?? "");

@@ -37,7 +37,8 @@ export interface InboundReceiving {
  * addresses as it likes. Anything that is no IPv6 address counts as itself.
  */
 export function clientOf(remoteAddress: string): string {
-  const address = remoteAddress.toLowerCase().replace(/%.*$/, "");
+  // The zone of a link-local address (`fe80::1%eth0`) is no part of who the client is.
+  const address = remoteAddress.toLowerCase().split("%", 1)[0] ?? "";
   if (!address.includes(":")) return address;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
   if (mapped?.[1]) return mapped[1];
