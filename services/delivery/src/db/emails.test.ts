@@ -85,7 +85,8 @@ describe("claiming due emails", () => {
     await enqueue(campaignRows(randomUUID(), 1_000), 3_600);
     const [urgent, workflow] = [newEmailRow(randomUUID(), 0), { ...newEmailRow(randomUUID(), 1), category: "WORKFLOW" }];
     if (!urgent || !workflow) throw new Error("no rows");
-    await enqueue([urgent, workflow], 0);
+    // Due a second ago: enqueue spaces rows a millisecond apart from its own now(), so "now" would be a moment ahead of a fast claim.
+    await enqueue([urgent, workflow], 1);
 
     const claimed = await claimDueEmails(pool, 60_000, 20, { limit: 16, cursor: firstBulkCursor });
     expect(claimed.map((row) => row.id)).toEqual(expect.arrayContaining([urgent.id, workflow.id]));
