@@ -161,6 +161,7 @@ describe("CSV imports", () => {
     expect(await harness.db.contact.count({ where: { projectId } })).toBe(50_000);
     const sample = await harness.db.contact.findFirstOrThrow({ where: { projectId, email: "user4242@example.com" } });
     expect(sample.data).toEqual({ name: "User 4242", score: 4242, active: true, address: "Street 4242, Town" });
-    expect(Math.max(...latencies)).toBeLessThan(2_000);
+    // Responsive, not fast: a list call never waits for the import's end (tens of seconds); the bound leaves room for a busy machine.
+    expect(Math.max(...latencies)).toBeLessThan(10_000);
   }, 90_000);
 });
