@@ -1,8 +1,27 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 
-/** A port that was free a moment ago; good enough for processes started by tests. */
-export function freePort(): Promise<number> {
+/**
+ * Ports below Linux's ephemeral range (32768–60999 by default): a port the kernel hands out (`listen(0)`) is one it
+ * also gives outgoing connections, so between the moment it is picked and the moment a service listens on it, one of
+ * the stack's own connections to PostgreSQL, Redis or Kafka could take it (EADDRINUSE at start, seen once in a run).
+ */
+const quietPorts = { from: 20_000, to: 32_000 };
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port that was free a moment ago, outside the range of outgoing connections; good enough for processes started by tests. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = quietPorts.from + Math.floor(Math.random() * (quietPorts.to - quietPorts.from));
+    if (await isFree(port)) return port;
+  }
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
