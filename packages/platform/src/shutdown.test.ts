@@ -49,6 +49,22 @@ describe("exitOnUncaughtErrors (installed by onShutdown)", () => {
   );
 
   it(
+    "lets a connection PostgreSQL ended (57P01) pass as a warning: the process goes on",
+    async () => {
+      const { code, output } = await runProcess(`setTimeout(() => {
+        const lost = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01", severity: "FATAL" });
+        process.emit("uncaughtException", lost, "uncaughtException");
+        console.log("still running");
+        process.exit(0);
+      }, 10);`);
+      expect(code).toBe(0);
+      expect(output).toContain("still running");
+      expect(fatalLines(output)).toEqual([]);
+    },
+    timeout,
+  );
+
+  it(
     "logs an unhandled rejection as fatal, and exits with status 1",
     async () => {
       const { code, output } = await runProcess(`setTimeout(() => { Promise.reject(new Error("nobody awaits this")); }, 10);`);

@@ -48,6 +48,10 @@ export function exitOnStartupError(name: string, error: unknown): never {
  */
 export function exitOnUncaughtErrors(logger: Logger): void {
   const fatal = (error: unknown, origin: string) => {
+    if (isLostDatabaseConnection(error)) {
+      logger.warn({ err: error, origin }, "PostgreSQL ended a connection in use; the pool discards it");
+      return;
+    }
     try {
       logger.fatal({ err: error, origin }, "an error reached the process: its state may be corrupt, exiting");
     } finally {
@@ -56,4 +60,18 @@ export function exitOnUncaughtErrors(logger: Logger): void {
   };
   process.on("uncaughtException", (error, origin) => fatal(error, origin));
   process.on("unhandledRejection", (reason) => fatal(reason, "unhandledRejection"));
+}
+
+/**
+ * PostgreSQL ending a connection (a restart, a failover: 57P01 to 57P03) is raised as an 'error' event by a pg
+ * connection that a transaction has checked out, which has no listener then. That is no corrupt state of this process:
+ * the statement in progress fails on its own, and the pool discards the connection. So it is logged, not fatal; a
+ * PostgreSQL restart must not end every process that happened to be inside a transaction.
+ */
+function isLostDatabaseConnection(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, severity } = error as Error & { code?: unknown; severity?: unknown };
+  return (
+    (severity === "FATAL" && typeof code === "string" && /^57P0[123]$/.test(code)) || error.message === "Connection terminated unexpectedly"
+  );
 }
