@@ -45,6 +45,8 @@ describe("delivery stopped in the middle of a 2,000-email burst", () => {
         DNS_SERVERS: dns.address,
         DNS_TIMEOUT_MS: "500",
         SEND_CONCURRENCY: String(concurrency),
+        // Crash safety, not destination limits (their own tests are in emails/lanes.test.ts): the whole burst goes to one domain.
+        SEND_DESTINATIONS: '{"default": {"concurrency": 10000, "ratePerSecond": 1000000}}',
         // A killed process's claims lapse after the lease: short here so that the test does not wait two minutes.
         SEND_LEASE_MS: "4000",
         SEND_TIMEOUT_MS: "2000",
