@@ -53,7 +53,16 @@ describe("render pool", () => {
   it("renders each recipient apart when there is no budget, a failure in its place", async () => {
     const repeated = { subject: "Hi {{ n }}", body: "{% for i in (1..n) %}0123456789{% endfor %}" };
     const each = await threaded.renderEach(repeated, [{ data: { n: 1 } }, { data: { n: 300_000 } }, { data: { n: 2 } }]);
-    expect(each).toEqual(await inline.renderEach(repeated, [{ data: { n: 1 } }, { data: { n: 300_000 } }, { data: { n: 2 } }]));
+    // Which limit stops the long render first (time or output size) depends on the machine's load: compare without it.
+    const withoutMessage = (results: unknown[]) =>
+      results.map((result) =>
+        typeof result === "object" && result !== null && "problem" in result
+          ? { problem: { ...(result.problem as object), message: "" } }
+          : result,
+      );
+    expect(withoutMessage(each)).toEqual(
+      withoutMessage(await inline.renderEach(repeated, [{ data: { n: 1 } }, { data: { n: 300_000 } }, { data: { n: 2 } }])),
+    );
     expect(each).toEqual([
       { subject: "Hi 1", body: "0123456789" },
       { problem: expect.objectContaining({ part: "body", kind: "limit" }) },
