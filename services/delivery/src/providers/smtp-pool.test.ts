@@ -170,6 +170,46 @@ describe("SMTP pool", () => {
     expect(relay.seen.connections).toBe(2);
   });
 
+  it("gives the wait for a connection and the transmission a limit each, so that a message is not failed while the relay accepts it", async () => {
+    const relay = await startRelay({
+      onData(stream, _session, callback) {
+        stream.on("data", () => {});
+        stream.on("end", () => setTimeout(() => callback(null, "2.0.0 Ok"), 300));
+      },
+    });
+    relays.push(relay);
+    const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1 });
+    // The second waits about 300 ms for the one connection, then takes about 300 ms more: over 500 ms in all, under it each.
+    await expect(Promise.all([smtp.send(envelope, raw(1), 500), smtp.send(envelope, raw(2), 500)])).resolves.toEqual([
+      "250 2.0.0 Ok",
+      "250 2.0.0 Ok",
+    ]);
+    expect(relay.seen.connections).toBe(1);
+  });
+
+  it("gives up a send that finds no free connection in time before anything of it is sent, and keeps the connection", async () => {
+    const received: string[] = [];
+    const relay = await startRelay({
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+        stream.on("end", () => {
+          received.push(Buffer.concat(chunks).toString());
+          setTimeout(() => callback(null, "2.0.0 Ok"), 600);
+        });
+      },
+    });
+    relays.push(relay);
+    const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1 });
+    const first = smtp.send(envelope, raw(1), 5_000);
+    const failure = (await smtp.send(envelope, raw(2), 200).catch((error: unknown) => error)) as SmtpError;
+    expect(failure).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT", message: "no SMTP connection was free within 200 ms" });
+    await expect(first).resolves.toBe("250 2.0.0 Ok");
+    await expect(smtp.send(envelope, raw(3), 5_000)).resolves.toBe("250 2.0.0 Ok");
+    expect(received.map((message) => /Subject: (\d+)/.exec(message)?.[1])).toEqual(["1", "3"]);
+    expect(relay.seen.connections).toBe(1);
+  });
+
   it("refuses sends once closed", async () => {
     const relay = await startRelay();
     relays.push(relay);

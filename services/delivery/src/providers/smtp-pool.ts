@@ -20,7 +20,8 @@ export type SmtpError = Error & { code?: string; responseCode?: number; response
 export interface SmtpPool {
   /**
    * Sends a message that is already built and signed; answers the relay's final reply. Rejects with
-   * nodemailer's error, or with a `TimeoutError` once `timeoutMs` (waiting for a connection included) is up.
+   * nodemailer's error, or with a `TimeoutError` when no connection is free within `timeoutMs` or the
+   * transmission on it takes longer than `timeoutMs`: at most twice `timeoutMs` in all.
    */
   send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string>;
   /** Closes every connection; sends waiting for one fail. */
@@ -193,42 +194,60 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     });
   }
 
-  async function send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string> {
-    let timer: NodeJS.Timeout | undefined;
-    let current: Pooled | undefined;
-    let cancel = () => {};
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        cancel();
-        // A relay that trickles its replies: this connection's session is in an unknown state.
-        if (current) discard(current, false);
-        reject(Object.assign(new Error(`the send took longer than ${timeoutMs} ms`), { name: "TimeoutError", code: "ETIMEDOUT" }));
-      }, timeoutMs);
+  const timeoutError = (message: string) => Object.assign(new Error(message), { name: "TimeoutError", code: "ETIMEDOUT" });
+
+  /** A connection by the deadline; past it the wait is given up (nothing was sent) and a connection that comes late goes back to the pool. */
+  function acquireBy(deadline: number, timeoutMs: number): Promise<Pooled> {
+    const acquired = acquire();
+    let late = false;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        late = true;
+        acquired.cancel();
+        reject(timeoutError(`no SMTP connection was free within ${timeoutMs} ms`));
+      }, deadline - Date.now());
+      acquired.connection.then(
+        (pooled) => {
+          clearTimeout(timer);
+          if (late) release(pooled);
+          else resolve(pooled);
+        },
+        (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
     });
-    timedOut.catch(() => undefined);
-    const attempt = async (): Promise<string> => {
-      for (let tries = 1; ; tries++) {
-        const acquired = acquire();
-        cancel = acquired.cancel;
-        const pooled = await Promise.race([acquired.connection, timedOut]);
-        current = pooled;
-        const reused = pooled.messages > 0;
-        try {
-          return await sendOn(pooled, envelope, raw);
-        } catch (error) {
-          const failure = error as SmtpError;
-          const gone = transientCodes.has(failure.code ?? "") || failure.responseCode === 421;
-          // A reused connection the relay dropped meanwhile: once more on another (nodemailer's pool requeues it).
-          if (!(reused && gone && tries === 1)) throw error;
-        } finally {
-          current = undefined;
-        }
+  }
+
+  /** One attempt with its own limit: a relay that trickles its replies leaves the session in an unknown state, so the connection is dropped. */
+  function sendWithin(pooled: Pooled, envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        discard(pooled, false);
+        reject(timeoutError(`the send took longer than ${timeoutMs} ms`));
+      }, timeoutMs);
+      sendOn(pooled, envelope, raw)
+        .then(resolve, reject)
+        .finally(() => clearTimeout(timer));
+    });
+  }
+
+  async function send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string> {
+    // The wait for a connection and the transmission have a limit each: on one budget, a message that waited most of it
+    // for a connection would time out while the relay was accepting it, and be sent again (the same Message-ID, twice).
+    const connectionDeadline = Date.now() + timeoutMs;
+    for (let tries = 1; ; tries++) {
+      const pooled = await acquireBy(connectionDeadline, timeoutMs);
+      const reused = pooled.messages > 0;
+      try {
+        return await sendWithin(pooled, envelope, raw, timeoutMs);
+      } catch (error) {
+        const failure = error as SmtpError;
+        const gone = failure.name !== "TimeoutError" && (transientCodes.has(failure.code ?? "") || failure.responseCode === 421);
+        // A reused connection the relay dropped meanwhile: once more on another (nodemailer's pool requeues it).
+        if (!(reused && gone && tries === 1)) throw error;
       }
-    };
-    try {
-      return await Promise.race([attempt(), timedOut]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
