@@ -5,21 +5,15 @@ import { createEventConsumer, type EventConsumer } from "./event-consumer.js";
 import type { SqlClient, TransactionalClient } from "./sql-client.js";
 import { topics } from "./topics.js";
 
-/** Whether a project's background work may run, as a project-lifecycle event announced it. */
-export interface ProjectStatusChange {
-  projectId: string;
-  /**
-   * project.disabled and project.deleted stop the project's background work (a deleted project's
-   * wipe may come later, from another consumer group); project.enabled lets it go on.
-   */
-  stopped: boolean;
-  type: "project.disabled" | "project.enabled" | "project.deleted";
-  occurredAt: Date;
-}
+/**
+ * The lifecycle events that stop a project's background work (a deleted project's wipe may come later, from
+ * another consumer group) or let it go on.
+ */
+export type ProjectStatusEvent = "project.disabled" | "project.enabled" | "project.deleted";
 
 /**
  * A service's consumer of herald.project-lifecycle.v1 for the events that stop or resume a
- * project's background work (campaign fan-outs, workflow steps): each reaches `apply` once,
+ * project's background work (campaign fan-outs, workflow steps): each reaches `stop` or `resume` once,
  * inside the transaction that records the event as applied (createEventConsumer), in the
  * project's order (the topic is keyed by project id). Built like createProjectWipeConsumer.
  */
@@ -31,7 +25,12 @@ export function createProjectStatusConsumer<Tx extends SqlClient>(options: {
   /** Tests with a group of their own read the topic from its start. */
   fromBeginning?: boolean;
   isProjectId: (value: string) => boolean;
-  apply: (change: ProjectStatusChange, tx: Tx) => Promise<void>;
+  /** What the service stops, for its log: "campaigns", "workflows". */
+  work: string;
+  /** project.disabled, project.deleted: the project's work must not go on. */
+  stop: (tx: Tx, projectId: string, reason: Exclude<ProjectStatusEvent, "project.enabled">, at: Date) => Promise<void>;
+  /** project.enabled: the project's work goes on where it stopped. */
+  resume: (tx: Tx, projectId: string) => Promise<void>;
 }): EventConsumer {
   const { logger } = options;
   return createEventConsumer({
@@ -43,13 +42,15 @@ export function createProjectStatusConsumer<Tx extends SqlClient>(options: {
     fromBeginning: options.fromBeginning,
     accepts: (event) => event.type === "project.disabled" || event.type === "project.enabled" || event.type === "project.deleted",
     handle: async (event, tx) => {
-      const type = event.type as ProjectStatusChange["type"];
+      const type = event.type as ProjectStatusEvent;
       if (!options.isProjectId(event.projectId)) {
         logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping a lifecycle event of a malformed project id");
         return;
       }
       const occurredAt = event.occurredAt ? timestampDate(event.occurredAt) : new Date();
-      await options.apply({ projectId: event.projectId, stopped: type !== "project.enabled", type, occurredAt }, tx);
+      if (type === "project.enabled") await options.resume(tx, event.projectId);
+      else await options.stop(tx, event.projectId, type, occurredAt);
+      logger.info({ projectId: event.projectId, type }, `project's ${options.work} ${type === "project.enabled" ? "resumed" : "stopped"}`);
     },
   });
 }

@@ -1,5 +1,14 @@
 import { createDatabaseProbe, openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, kafkaConnectionOf, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createKafka,
+  createOutboxRelay,
+  createProjectStatusConsumer,
+  ensureTopics,
+  kafkaConnectionOf,
+  observeConsumerLag,
+  observeOutbox,
+  topics,
+} from "@herald/kafka";
 import {
   createLoadingCache,
   createLogger,
@@ -20,13 +29,14 @@ import { TemplatesService } from "@herald/proto/herald/delivery/v1/templates_ser
 import { createRenderPool } from "@herald/rendering/pool";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { resumeProject, stopProject } from "./db/stopped-projects.js";
+import { isId } from "./domain/ids.js";
 import { createStepRunner } from "./engine/step-runner.js";
 import { createStepExecutors } from "./engine/steps.js";
 import { observeTimers } from "./engine/timer-metrics.js";
 import { createTriggerIndex } from "./engine/trigger-index.js";
 import { createWebhookExecutor } from "./engine/webhook.js";
 import { createWebhookSecrets } from "./engine/webhook-secrets.js";
-import { createProjectStatusConsumerOfAutomation, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { createTriggerConsumer, triggerGroupId } from "./events/trigger-consumer.js";
 import { createWorkflowChangesListener, workflowChangesTopic } from "./events/workflow-changes.js";
 import { createExecutions } from "./executions/executions.js";
@@ -122,7 +132,7 @@ try {
   const executions = createExecutions({ db, contacts: clients.contacts, nudgeRunner: () => runner.nudge() });
   const triggersGroup = `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`;
   observeOutbox(metrics, { pool, schema });
-  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}${projectStatusGroupId}`;
+  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}automation.project-status`;
   observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup, projectStatusGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const triggers = createTriggerConsumer({
@@ -133,7 +143,17 @@ try {
     index,
     nudgeRunner: () => runner.nudge(),
   });
-  const projectStatus = createProjectStatusConsumerOfAutomation({ kafka, db, logger, groupId: projectStatusGroup });
+  // Keeps stopped_projects, which the engine and triggers read (docs/api-decisions.md).
+  const projectStatus = createProjectStatusConsumer({
+    kafka,
+    db,
+    logger,
+    groupId: projectStatusGroup,
+    isProjectId: isId,
+    work: "workflows",
+    stop: stopProject,
+    resume: resumeProject,
+  });
   const changes = createWorkflowChangesListener({
     kafka,
     logger,

@@ -1,5 +1,14 @@
 import { createDatabaseProbe, openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, kafkaConnectionOf, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import {
+  createKafka,
+  createOutboxRelay,
+  createProjectStatusConsumer,
+  ensureTopics,
+  kafkaConnectionOf,
+  observeConsumerLag,
+  observeOutbox,
+  topics,
+} from "@herald/kafka";
 import {
   createLogger,
   createMetrics,
@@ -19,9 +28,10 @@ import { createCampaigns } from "./campaigns/campaigns.js";
 import { createFanOut } from "./campaigns/fan-out.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { resumeProject, stopProject } from "./db/stopped-projects.js";
+import { isId } from "./domain/ids.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
-import { createProjectStatusConsumerOfCampaigns, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { build } from "./server.js";
 
 const name = "campaigns";
@@ -65,8 +75,18 @@ try {
   const activity = createEmailActivityConsumer({ kafka, db, logger, groupId: activityGroup });
   const lifecycleGroup = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
   const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, campaignSends, groupId: lifecycleGroup });
-  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}${projectStatusGroupId}`;
-  const projectStatus = createProjectStatusConsumerOfCampaigns({ kafka, db, logger, groupId: projectStatusGroup });
+  const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}campaigns.project-status`;
+  // Keeps stopped_projects, which the fan-out read (docs/api-decisions.md).
+  const projectStatus = createProjectStatusConsumer({
+    kafka,
+    db,
+    logger,
+    groupId: projectStatusGroup,
+    isProjectId: isId,
+    work: "campaigns",
+    stop: stopProject,
+    resume: resumeProject,
+  });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup, projectStatusGroup] });
