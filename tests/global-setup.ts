@@ -7,6 +7,7 @@ import {
   migrateAllServices,
   prepareTemplateDatabase,
   type ServiceName,
+  type ServiceProcess,
   startStack,
   startTestDnsServer,
   startTestSmtpSink,
@@ -61,6 +62,22 @@ const dkimRecordOf = (privateKeyPem: string): string =>
 
 /** How long each service may take to serve: a loaded 2-core machine takes well over the default 20 s. */
 const stackStartTimeoutMs = Number(process.env.HERALD_STACK_START_TIMEOUT_MS ?? 120_000);
+
+/**
+ * Prints, at the end of the run, each shared process that ended before it was stopped and the errors each one logged:
+ * a test that waits in vain on a consumer or a loop then shows its cause in the run's own output, where CI keeps it.
+ */
+async function reportTroubles(processes: readonly ServiceProcess[]): Promise<void> {
+  for (const service of processes) {
+    const code = await Promise.race([service.exited, new Promise<"running">((resolve) => setImmediate(() => resolve("running")))]);
+    const errors = service.errors();
+    if (code === "running" && errors.length === 0) continue;
+    console.log(
+      `[stack] ${service.name}: ${code === "running" ? "running" : `ended early (exit code ${code})`}, ${errors.length} errors logged`,
+    );
+    for (const line of errors.slice(-10)) console.log(`[stack] ${service.name}: ${line}`);
+  }
+}
 
 export default async function setup(project: TestProject) {
   const root = fileURLToPath(new URL("..", import.meta.url));
@@ -148,6 +165,7 @@ export default async function setup(project: TestProject) {
     systemEmail,
   });
   return async () => {
+    await reportTroubles(stack.processes);
     await stack.stop();
     await dns.stop();
     await smtp.stop();

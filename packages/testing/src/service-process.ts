@@ -37,6 +37,11 @@ export interface ServiceProcess {
   /** The operating system's id of the process (undefined if it could not be spawned). */
   readonly pid: number | undefined;
   readonly output: () => string;
+  /**
+   * The lines it logged at error or fatal level (pino's 50 and 60), the last 50 of them: kept apart from output(), which
+   * holds only the last 20,000 characters, so that a run can say at its end what went wrong in a long-lived process.
+   */
+  readonly errors: () => string[];
   /** Resolves with the exit code once the process has ended. */
   readonly exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -54,8 +59,15 @@ export function spawnService(options: { name: string; entry: string; env: NodeJS
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
+  let partialLine = "";
+  const errors: string[] = [];
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
+    const text = chunk.toString();
+    output = (output + text).slice(-20_000);
+    const lines = (partialLine + text).split("\n");
+    partialLine = lines.pop() ?? "";
+    for (const line of lines) if (/"level":(50|60)\b/.test(line)) errors.push(line.slice(0, 2_000));
+    errors.splice(0, errors.length - 50);
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
@@ -64,6 +76,7 @@ export function spawnService(options: { name: string; entry: string; env: NodeJS
     name: options.name,
     pid: child.pid,
     output: () => output,
+    errors: () => [...errors],
     exited,
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
