@@ -143,33 +143,47 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
       return db.$transaction((tx) => cancelIn(tx, { workflowId }));
     },
 
-    /** Waiting DELAY steps, soonest first. */
+    /**
+     * Every active execution (RUNNING or WAITING) at its current step, soonest first: a wait by its end (a DELAY,
+     * a WAIT_FOR_EVENT's timeout), a queued step by its turn, a running step by when it started.
+     */
     async upcoming(projectId: string, limit: number) {
       const rows = await db.$queryRaw<
         Array<{
           workflow_id: string;
           workflow_name: string;
           execution_id: string;
+          execution_status: string;
           contact_id: string;
           step_id: string;
           step_type: string;
+          waiting_for: string | null;
           due_at: Date;
         }>
       >`
-        SELECT e.workflow_id, w.name AS workflow_name, r.execution_id, r.contact_id, r.step_id, r.step_type, r.due_at
-        FROM workflow_step_runs r
-        JOIN workflow_executions e ON e.id = r.execution_id
-        JOIN workflows w ON w.id = e.workflow_id
-        WHERE r.project_id = ${projectId} AND r.status = 'WAITING' AND r.step_type = 'DELAY'
-        ORDER BY r.due_at
+        SELECT e.workflow_id, w.name AS workflow_name, e.id AS execution_id, e.status AS execution_status, e.contact_id,
+               coalesce(r.step_id::text, e.current_step_id::text, '') AS step_id, coalesce(r.step_type, '') AS step_type,
+               r.waiting_for,
+               coalesce(CASE r.status WHEN 'WAITING' THEN r.due_at WHEN 'RUNNING' THEN r.started_at ELSE r.run_at END, e.updated_at) AS due_at
+        FROM workflows w
+        JOIN workflow_executions e ON e.workflow_id = w.id AND e.status IN ('RUNNING', 'WAITING')
+        LEFT JOIN LATERAL (
+          SELECT step_id, step_type, status, waiting_for, due_at, run_at, started_at FROM workflow_step_runs
+          WHERE execution_id = e.id AND status IN ('PENDING', 'WAITING', 'RUNNING')
+          ORDER BY created_at DESC LIMIT 1
+        ) r ON true
+        WHERE w.project_id = ${projectId}
+        ORDER BY due_at, e.id
         LIMIT ${Math.min(Math.max(limit, 1), 100)}`;
       return rows.map((row) => ({
         workflowId: row.workflow_id,
         workflowName: row.workflow_name,
         executionId: row.execution_id,
+        executionStatus: row.execution_status,
         contactId: row.contact_id,
         stepId: row.step_id,
         stepType: row.step_type,
+        waitingFor: row.waiting_for ?? "",
         dueAt: row.due_at,
       }));
     },

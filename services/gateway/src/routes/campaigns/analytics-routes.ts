@@ -22,7 +22,7 @@ function metricOf(raw: string | undefined): MetricName {
   return raw as MetricName;
 }
 
-/** The campaign rows of the analytics endpoints, and GET /activity/upcoming (scheduled campaigns and waiting workflow steps). */
+/** The campaign rows of the analytics endpoints, and GET /activity/upcoming (scheduled campaigns and active workflow executions). */
 export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { campaigns } = deps.upstreams;
@@ -119,6 +119,10 @@ export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { up
                   contactId: Type.String(),
                   stepId: Type.String(),
                   stepType: Type.String(),
+                  status: Type.String({ description: "The execution's status: RUNNING or WAITING" }),
+                  waitingFor: Type.Union([Type.String(), Type.Null()], {
+                    description: "The event a WAIT_FOR_EVENT step waits for; null otherwise",
+                  }),
                 }),
               ]),
             ),
@@ -129,7 +133,7 @@ export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { up
     async (request) => {
       const projectId = projectOf(request);
       const limit = limitOf(request.query.limit, 20);
-      // Scheduled campaigns from campaigns, waiting workflow steps (delays, waits) from automation, merged soonest first.
+      // Scheduled campaigns from campaigns, active executions (running, or waiting on a delay or an event) from automation, merged soonest first.
       const [scheduled, waiting] = await Promise.all([
         campaigns.listUpcomingCampaigns({ projectId, limit }),
         deps.upstreams.workflows.listUpcoming({ projectId, limit }),
@@ -150,6 +154,8 @@ export function registerCampaignAnalyticsRoutes(app: FastifyInstance, deps: { up
         contactId: step.contactId,
         stepId: step.stepId,
         stepType: step.stepType,
+        status: step.executionStatus,
+        waitingFor: step.waitingFor || null,
       }));
       const data = [...campaignItems, ...workflowItems].sort((a, b) => a.scheduledFor.localeCompare(b.scheduledFor)).slice(0, limit);
       return { data };
