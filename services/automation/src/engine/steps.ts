@@ -204,6 +204,8 @@ export function createStepExecutors(deps: {
         kind: EmailKind.WORKFLOW,
         templateId: config.templateId ?? "",
         workflowId: execution.workflowId,
+        // The domain is checked as the step runs: one deleted or unverified since fails the step with the reason.
+        requireVerifiedSender: true,
       });
       return { kind: "next", branch: "", output: { emailId: answer.emailId, to } };
     } catch (error) {

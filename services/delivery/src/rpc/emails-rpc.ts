@@ -138,6 +138,7 @@ export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Lo
     },
 
     async enqueueEmail(request) {
+      if (request.requireVerifiedSender) await sends.requireVerifiedSender(request.projectId, request.from?.email ?? "");
       const { id, created } = await emails.enqueue(request.projectId, inputOf(request));
       return { emailId: id, created };
     },

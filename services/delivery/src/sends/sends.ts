@@ -75,6 +75,12 @@ export function createSends(deps: {
   const { renders, emails, verifiedSenders } = deps;
 
   return {
+    /** Refuses (DOMAIN_NOT_VERIFIED) a sender whose domain is not verified for the project now, as /v1/send does. */
+    async requireVerifiedSender(projectId: string, senderEmail: string): Promise<void> {
+      requireProjectId(projectId);
+      await verifiedSenders.require(projectId, domainOfAddress(senderEmail));
+    },
+
     async send(projectId: string, request: SendRequest): Promise<{ emails: SentEmail[]; acceptedAt: Date }> {
       requireProjectId(projectId);
       const violations = sendRequestViolations(request, deps.attachmentMaxBytes);
