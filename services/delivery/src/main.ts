@@ -17,6 +17,7 @@ import pg from "pg";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { projectsAtInboundCap } from "./db/monthly-usage.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { destinationTableOf } from "./domain/destinations.js";
 import { createDestinations } from "./emails/destinations.js";
@@ -265,6 +266,7 @@ try {
                   mail: createReceivedMail({ db, upsertContact, nudgeOutbox: () => relay.nudge() }),
                   projectMessagesPerMinute: config.INBOUND_PROJECT_MESSAGES_PER_MINUTE,
                   maxRecipients: config.INBOUND_MAX_RECIPIENTS,
+                  atInboundCap: (projectIds) => projectsAtInboundCap(db, projectIds),
                 },
               }
             : {}),

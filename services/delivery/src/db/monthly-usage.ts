@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { type CapStanding, usageKey } from "../domain/billing-caps.js";
+import type { Db } from "./client.js";
 import type { Tx } from "./emails.js";
+import { Prisma } from "./generated/client.js";
 
 /** Anything that runs a statement: the pool, or one of its clients inside a transaction. */
 type Queryable = Pick<pg.Pool, "query">;
@@ -95,4 +97,32 @@ export async function saveBillingCaps(
 export async function deleteProjectBilling(tx: Tx, projectId: string): Promise<void> {
   await tx.$executeRaw`DELETE FROM billing_caps WHERE project_id = ${projectId}::uuid`;
   await tx.$executeRaw`DELETE FROM monthly_usage WHERE project_id = ${projectId}::uuid`;
+}
+
+/** Which of these projects have received their inbound cap's worth of messages this month: the next one is refused. */
+export async function projectsAtInboundCap(db: Db, projectIds: readonly string[]): Promise<Set<string>> {
+  if (projectIds.length === 0) return new Set();
+  const rows = await db.$queryRaw<Array<{ projectId: string }>>`
+    SELECT c.project_id::text AS "projectId" FROM billing_caps c
+    LEFT JOIN monthly_usage u ON u.project_id = c.project_id AND u.month = ${Prisma.raw(thisMonthSql)} AND u.category = 'INBOUND'
+    WHERE c.project_id = ANY(${[...projectIds]}::uuid[]) AND c.inbound IS NOT NULL AND coalesce(u.used, 0) >= c.inbound`;
+  return new Set(rows.map((row) => row.projectId));
+}
+
+/**
+ * Counts one received message into the project's month, in the caller's transaction, and answers the count
+ * with the project's inbound cap (null: none). The usage row stays locked until the transaction ends, so
+ * that concurrent messages of one project are counted one after the other and never go past the cap together.
+ */
+export async function countInboundMessage(tx: Tx, projectId: string): Promise<{ used: bigint; cap: bigint | null }> {
+  const [row] = await tx.$queryRaw<Array<{ used: bigint; cap: bigint | null }>>`
+    WITH counted AS (
+      INSERT INTO monthly_usage (project_id, month, category, used)
+      VALUES (${projectId}::uuid, ${Prisma.raw(thisMonthSql)}, 'INBOUND', 1)
+      ON CONFLICT (project_id, month, category) DO UPDATE SET used = monthly_usage.used + 1
+      RETURNING used
+    )
+    SELECT counted.used, c.inbound AS cap FROM counted LEFT JOIN billing_caps c ON c.project_id = ${projectId}::uuid`;
+  if (!row) throw new Error("counting a received message answered no row");
+  return row;
 }

@@ -3,7 +3,7 @@ import type { Logger } from "@herald/platform";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { domainOfAddress, normaliseAddress } from "../domain/email-input.js";
 import { createKeyedTokenBuckets } from "../domain/token-bucket.js";
-import { type ReceivedMail, readReceivedMessage } from "../inbound/received-mail.js";
+import { InboundCapReached, type ReceivedMail, readReceivedMessage } from "../inbound/received-mail.js";
 import type { ReceivingDomains } from "../inbound/receiving-domains.js";
 import { type ReceivedReport, readReport } from "./delivery-reports.js";
 import type { EmailEventRecorder } from "./email-events.js";
@@ -29,6 +29,8 @@ export interface InboundReceiving {
   projectMessagesPerMinute: number;
   /** Recipients one message may have (INBOUND_MAX_RECIPIENTS). */
   maxRecipients: number;
+  /** The projects among these that have received their monthly inbound cap's worth (projectsAtInboundCap); unset: none checked at RCPT TO. */
+  atInboundCap?: (projectIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
 /**
@@ -72,8 +74,9 @@ class RefusedMessage extends Error {}
  * answered 452, a temporary refusal its sender retries.
  *
  * With `receiving`, it is also the MX of the projects that receive mail: a recipient on a domain a project
- * receives (receiving-domains.ts) is accepted, within the project's rate (451 past it) and the recipients a
- * message may have (452 past them), and the message is recorded in each such project (received-mail.ts).
+ * receives (receiving-domains.ts) is accepted, within the project's rate (451 past it), its monthly inbound cap
+ * (452 4.2.2 past it, at RCPT TO, and after DATA for a message that a concurrent one took the last place from) and the
+ * recipients a message may have (452 past them), and the message is recorded in each such project (received-mail.ts).
  * Any other recipient is refused with 550. Reports to return paths are handled as before, whatever else a
  * message is addressed to.
  */
@@ -209,14 +212,25 @@ export function createInboundSmtp(deps: {
         callback(reply(550, `5.1.1 <${address.address}>: no such mailbox here`));
         return;
       }
-      receiving.domains.projectsFor(domain).then(
-        (answer) => {
+      const decide = async () => {
+        const answer = await receiving.domains.projectsFor(domain);
+        // A project past its monthly inbound cap refuses for now (mailbox full), so that the sender retries rather than losing it.
+        const full: ReadonlySet<string> =
+          answer.kind === "receive" && receiving.atInboundCap ? await receiving.atInboundCap(answer.projectIds) : new Set();
+        return { answer, full };
+      };
+      decide().then(
+        ({ answer, full }) => {
           if (answer.kind === "unknown") {
             callback(reply(451, `4.4.3 cannot tell now whether ${domain} receives mail here, try again later`));
             return;
           }
           if (answer.kind === "none") {
             callback(reply(550, `5.7.1 <${address.address}>: this server does not receive mail for ${domain}`));
+            return;
+          }
+          if (full.size > 0) {
+            callback(reply(452, `4.2.2 <${address.address}>: the mailbox has received all the mail it may this month, try again later`));
             return;
           }
           const accepted = receiversOf(session);
@@ -291,6 +305,10 @@ export function createInboundSmtp(deps: {
             (error: unknown) => {
               if (error instanceof RefusedMessage) {
                 answer(reply(550, error.message));
+                return;
+              }
+              if (error instanceof InboundCapReached) {
+                answer(reply(452, "4.2.2 the mailbox has received all the mail it may this month, try again later"));
                 return;
               }
               logger.warn({ err: error, remote: session.remoteAddress }, "a message could not be recorded: the sender will retry");

@@ -3,6 +3,7 @@ import { ContactSource } from "@herald/proto/herald/contacts/v1/resources_pb";
 import PostalMime from "postal-mime";
 import type { Db } from "../db/client.js";
 import { projectEmailAmong } from "../db/inbound.js";
+import { countInboundMessage } from "../db/monthly-usage.js";
 import { recordNotification } from "../db/provider-events.js";
 import { isEmailAddress, normaliseAddress } from "../domain/email-input.js";
 import { writeEmailActivity } from "../events/email-activity-outbox.js";
@@ -70,6 +71,13 @@ function receivedIdOf(projectId: string, identity: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((Number.parseInt(hex[16] ?? "0", 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** A message that would take a project past its monthly inbound cap: refused for now (452 4.2.2), so that its sender retries. */
+export class InboundCapReached extends Error {
+  constructor(readonly projectId: string) {
+    super(`project ${projectId} has received its monthly inbound cap`);
+  }
+}
+
 export type ReceivedMail = ReturnType<typeof createReceivedMail>;
 
 /**
@@ -82,6 +90,10 @@ export type ReceivedMail = ReturnType<typeof createReceivedMail>;
  */
 export function createReceivedMail(deps: { db: Db; upsertContact: UpsertContact; nudgeOutbox: () => void }) {
   return {
+    /**
+     * Throws InboundCapReached when the message would go past the project's inbound cap: it is counted
+     * into the month (monthly_usage, INBOUND) in the transaction that records it, under the usage row's lock.
+     */
     async record(projectId: string, recipient: string, message: ReceivedMessage, receivedAt: Date): Promise<boolean> {
       const { contact } = await deps.upsertContact({ projectId, email: message.sender, source: ContactSource.SEND });
       if (!contact) throw new Error("the contacts service answered no contact");
@@ -89,6 +101,8 @@ export function createReceivedMail(deps: { db: Db; upsertContact: UpsertContact;
       const id = receivedIdOf(projectId, message.identity);
       const recorded = await deps.db.$transaction(async (tx) => {
         if (!(await recordNotification(tx, consumer, id))) return false;
+        const { used, cap } = await countInboundMessage(tx, projectId);
+        if (cap !== null && used > cap) throw new InboundCapReached(projectId);
         await writeEmailActivity(
           tx,
           "email.received",
