@@ -1,6 +1,5 @@
 import { domainToASCII } from "node:url";
 import { validationFailed } from "@herald/errors";
-import emailSpellChecker from "@zootools/email-spell-checker";
 import freeEmailDomains from "free-email-domains";
 import mailchecker from "mailchecker";
 import type pg from "pg";
@@ -8,6 +7,7 @@ import { suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, isEmailAddress, normaliseAddress } from "../domain/email-input.js";
 import { requireProjectId } from "../domain/ids.js";
 import type { DomainFactsLookup } from "./domain-facts.js";
+import { isUnreachableSpecialUse, suggestDomain } from "./domain-suggestion.js";
 import type { MailExchangeAnswer } from "./mail-exchange.js";
 
 export type Verdict = "deliverable" | "risky" | "undeliverable" | "unknown";
@@ -20,7 +20,8 @@ export type VerificationReason =
   | "suppressed"
   | "disposable"
   | "role_address"
-  | "possible_typo";
+  | "possible_typo"
+  | "special_use_domain";
 
 export interface EmailVerification {
   email: string;
@@ -112,10 +113,10 @@ const freeDomains: ReadonlySet<string> = new Set(freeEmailDomains);
 /** The domain of a free mail provider that anyone can sign up at; throwaway services are not personal addresses. */
 const isPersonalDomain = (domain: string, disposable: boolean): boolean => !disposable && freeDomains.has(domain);
 
-/** The address with its domain's likely spelling (`gmial.com` → `gmail.com`), from @zootools/email-spell-checker. */
-function suggestionFor(email: string): string | undefined {
-  const suggested = emailSpellChecker.run({ email })?.full.toLowerCase();
-  return suggested && suggested !== email ? suggested : undefined;
+/** The address with its domain's likely spelling (`gmial.com` → `gmail.com`, `yahoo.cm` → `yahoo.com`): domain-suggestion.ts. */
+function suggestionFor(email: string, domain: string, hasMailServers: boolean): string | undefined {
+  const suggested = suggestDomain(domain, hasMailServers);
+  return suggested ? `${localPartOf(email)}@${suggested}` : undefined;
 }
 
 // mailchecker's list of throwaway mail services, kept up to date by its maintainers (tens of thousands of domains).
@@ -136,7 +137,13 @@ const exchangeReasons: Partial<Record<MailExchangeAnswer["kind"], VerificationRe
   "dns-error": "dns_error",
 };
 
-const undeliverableReasons: ReadonlySet<VerificationReason> = new Set(["domain_not_found", "no_mail_server", "null_mx", "suppressed"]);
+const undeliverableReasons: ReadonlySet<VerificationReason> = new Set([
+  "domain_not_found",
+  "no_mail_server",
+  "null_mx",
+  "special_use_domain",
+  "suppressed",
+]);
 
 function verdictOf(reasons: readonly VerificationReason[]): Verdict {
   if (reasons.some((reason) => undeliverableReasons.has(reason))) return "undeliverable";
@@ -168,18 +175,22 @@ export function createVerification(deps: { pool: pg.Pool; lookupDomain: DomainFa
       const domain = domainOfAddress(email);
       // An internationalised domain is looked up in its ASCII form; one that has none cannot exist.
       const asciiDomain = domainToASCII(domain);
+      // `.invalid` and `.localhost` reach nobody (RFC 6761): DNS is not asked about them.
+      const unreachable = isUnreachableSpecialUse(asciiDomain || domain);
       const [facts, suppressed] = await Promise.all([
         asciiDomain === ""
           ? { exchange: { kind: "no-domain" } as const, exists: false, hasWebsite: false }
-          : deps.lookupDomain(asciiDomain),
+          : unreachable
+            ? { exchange: { kind: "none" } as const, exists: false, hasWebsite: false }
+            : deps.lookupDomain(asciiDomain),
         suppressedAmong(deps.pool, [{ projectId, toEmail: email }]).then((found) => found.size > 0),
       ]);
       const { exchange } = facts;
       const disposable = isDisposableDomain(asciiDomain || domain);
       const roleAddress = isRoleAddress(email);
-      const suggestion = suggestionFor(email);
+      const suggestion = suggestionFor(email, asciiDomain || domain, exchange.kind === "mx");
       const reasons: VerificationReason[] = [];
-      const exchangeReason = exchangeReasons[exchange.kind];
+      const exchangeReason = unreachable ? "special_use_domain" : exchangeReasons[exchange.kind];
       if (exchangeReason) reasons.push(exchangeReason);
       if (suppressed) reasons.push("suppressed");
       if (disposable) reasons.push("disposable");

@@ -40,7 +40,7 @@ const VerifyAnswer = Type.Object({
     hasMxRecords: Type.Boolean(),
     reasons: Type.Array(Type.String(), {
       description:
-        "Stable codes: domain_not_found, no_mail_server, null_mx, dns_error, suppressed, disposable, role_address, possible_typo",
+        "Stable codes: domain_not_found, no_mail_server, null_mx, special_use_domain, dns_error, suppressed, disposable, role_address, possible_typo",
     }),
     // Herald's own, beside them.
     suggestion: Type.Union([Type.String(), Type.Null()], { description: "The address with its domain's likely spelling when isTypo" }),
