@@ -60,7 +60,7 @@ export function registerExecutionRoutes(app: FastifyInstance, deps: { upstreams:
         response: {
           200: Type.Object({
             data: Type.Array(ExecutionSummarySchema),
-            cursor: Type.Union([Type.String(), Type.Null()]),
+            cursor: Type.String({ description: "The next page's cursor; empty on the last page" }),
             hasMore: Type.Boolean(),
             total: Type.Integer(),
           }),
@@ -77,7 +77,7 @@ export function registerExecutionRoutes(app: FastifyInstance, deps: { upstreams:
       });
       return {
         data: answer.executions.map(toExecutionSummaryJson),
-        cursor: answer.nextCursor || null,
+        cursor: answer.nextCursor,
         hasMore: answer.nextCursor !== "",
         total: Number(answer.total),
       };
