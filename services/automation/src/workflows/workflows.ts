@@ -17,6 +17,9 @@ export type FieldTypesOf = (projectId: string) => Promise<(key: string) => Field
 
 const eventNamePattern = /^[\w.:-]{1,255}$/;
 
+/** Active executions a refused DELETE names by id (the count says how many more there are). */
+const namedExecutions = 10;
+
 function checkEventName(eventName: string, field: string): string {
   if (!eventNamePattern.test(eventName)) {
     throw validationFailed("Invalid event name", [
@@ -155,13 +158,26 @@ export function createWorkflows(deps: { db: Db; fieldTypesOf: FieldTypesOf; onLo
       await write(projectId, id, async (tx) => {
         await find(tx, projectId, id);
         await tx.$executeRaw`SELECT 1 FROM workflows WHERE id = ${id}::uuid FOR UPDATE`;
-        const active = await tx.workflowExecution.count({ where: { workflowId: id, status: { in: [...activeStatuses] } } });
+        const where = { workflowId: id, status: { in: [...activeStatuses] } };
+        const active = await tx.workflowExecution.count({ where });
         if (active > 0) {
+          // The refusal names what is active, so that the user knows what to cancel: the oldest few, by id.
+          const named = await tx.workflowExecution.findMany({
+            where,
+            orderBy: [{ startedAt: "asc" }, { id: "asc" }],
+            take: namedExecutions,
+            select: { id: true, status: true },
+          });
+          const list = named.map((execution) => `${execution.id} (${execution.status})`).join(", ");
+          const more = active > named.length ? ` and ${active - named.length} more` : "";
           throw new DomainError(
             "conflict",
             "WORKFLOW_HAS_ACTIVE_EXECUTIONS",
-            `The workflow has ${active} active execution(s): cancel them (POST /workflows/${id}/executions/cancel-all) or let them finish first`,
-            { details: { activeExecutions: String(active) } },
+            `The workflow has ${active} active execution${active === 1 ? "" : "s"}: ${list}${more}. Cancel ${active === 1 ? "it" : "them"} or let ${active === 1 ? "it" : "them"} finish first`,
+            {
+              details: { activeExecutions: String(active), executionIds: named.map((execution) => execution.id).join(",") },
+              suggestion: `Cancel one with DELETE /workflows/${id}/executions/<executionId>, or all with POST /workflows/${id}/executions/cancel-all`,
+            },
           );
         }
         await tx.workflow.delete({ where: { id } });

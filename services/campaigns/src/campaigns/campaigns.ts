@@ -24,7 +24,7 @@ import {
   type JsonObject,
   maxScheduleAheadMs,
 } from "../domain/campaign-fields.js";
-import { campaignNotFound, requireCampaignMay } from "../domain/campaign-status.js";
+import { campaignNotFound, requireCampaignDeletable, requireCampaignMay } from "../domain/campaign-status.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 
 export type Campaigns = ReturnType<typeof createCampaigns>;
@@ -184,7 +184,7 @@ export function createCampaigns(deps: CampaignsDeps) {
 
     async remove(projectId: string, id: string): Promise<void> {
       await withLocked(projectId, id, async (row, tx) => {
-        requireCampaignMay("delete", row.status);
+        requireCampaignDeletable(row);
         await tx.campaign.delete({ where: { id } });
         await tx.campaignEngagement.deleteMany({ where: { campaignId: id } });
       });

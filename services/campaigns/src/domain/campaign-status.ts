@@ -26,4 +26,24 @@ export function requireCampaignMay(action: CampaignAction, status: string): void
   });
 }
 
+/**
+ * 409 CAMPAIGN_ACTIVE for a DELETE of a campaign that is SCHEDULED or SENDING: the refusal names the
+ * campaign and what makes it active, so that the user knows what to cancel.
+ */
+export function requireCampaignDeletable(campaign: { id: string; status: string; scheduledFor: Date | null }): void {
+  if (mayCampaign("delete", campaign.status)) return;
+  const what =
+    campaign.status === "SCHEDULED" && campaign.scheduledFor
+      ? `is scheduled to send at ${campaign.scheduledFor.toISOString()}`
+      : `is ${campaign.status === "SENDING" ? "sending" : campaign.status}`;
+  throw new DomainError("conflict", "CAMPAIGN_STATE_CONFLICT", `The campaign ${campaign.id} ${what}: cancel it before deleting it`, {
+    details: {
+      status: campaign.status,
+      campaignId: campaign.id,
+      ...(campaign.scheduledFor ? { scheduledFor: campaign.scheduledFor.toISOString() } : {}),
+    },
+    suggestion: `Cancel it with POST /campaigns/${campaign.id}/cancel, then delete it`,
+  });
+}
+
 export const campaignNotFound = () => new DomainError("not-found", "CAMPAIGN_NOT_FOUND", "Campaign not found");
