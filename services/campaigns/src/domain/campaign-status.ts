@@ -27,7 +27,7 @@ export function requireCampaignMay(action: CampaignAction, status: string): void
 }
 
 /**
- * 409 CAMPAIGN_ACTIVE for a DELETE of a campaign that is SCHEDULED or SENDING: the refusal names the
+ * 409 CAMPAIGN_STATE_CONFLICT for a DELETE of a campaign that is SCHEDULED or SENDING: the refusal names the
  * campaign and what makes it active, so that the user knows what to cancel.
  */
 export function requireCampaignDeletable(campaign: { id: string; status: string; scheduledFor: Date | null }): void {
