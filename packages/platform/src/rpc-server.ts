@@ -55,8 +55,18 @@ export function createRpcServer(options: {
       options.routes(router);
     },
   });
-  // The adapter builds a URL from each request's :authority and path before its own error handling: a bad one throws.
-  const server = http2.createServer(guardRequests(options.logger, "rpc", handler));
+  // The adapter builds a URL from each request's :authority (or host) and path before its own error handling: a client
+  // that sends one no URL can hold is answered 400 here, and any other error of the adapter 500 by the guard.
+  const server = http2.createServer(
+    guardRequests(options.logger, "rpc", (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => {
+      if (!URL.canParse(`http://${request.authority}`)) {
+        response.writeHead(400, { "content-type": "text/plain" });
+        response.end("bad :authority\n");
+        return;
+      }
+      return handler(request, response);
+    }),
+  );
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

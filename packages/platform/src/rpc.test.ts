@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { DomainError, errorDetailOf } from "@herald/errors";
 import { Health } from "@herald/proto/grpc/health/v1/health_pb";
@@ -104,6 +105,23 @@ describe("the RPC server and client", () => {
       .check({ service: "" })
       .catch(() => {});
     expect(attempts).toBe(1);
+  });
+  it("answers 400 to a request whose :authority no URL can hold, and keeps serving", async () => {
+    const session = http2.connect(baseUrl);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/grpc.health.v1.Health/Check",
+        ":authority": "[",
+        "content-type": "application/grpc",
+      });
+      stream.on("response", (headers) => resolve(headers[":status"]));
+      stream.on("error", reject);
+      stream.end();
+    });
+    session.destroy();
+    expect(status).toBe(400);
+    expect((await createRpcClient(Health, { baseUrl }).check({ service: "" })).status).toBe(ServingStatus.SERVING);
   });
 });
 
