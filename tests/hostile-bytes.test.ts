@@ -194,8 +194,12 @@ async function answers(kind: "gateway" | "metrics" | "rpc" | "smtp", url: string
 const expectServing = (kind: "gateway" | "metrics" | "rpc" | "smtp", url: string, port: number) =>
   waitUntil(() => answers(kind, url, port), { timeoutMs: 30_000, describe: () => `${kind} at ${url || port} no longer answers` });
 
+/**
+ * One test per case, run a few at a time (vitest's maxConcurrency): most of a case is waiting for the listener to close or
+ * stay silent, and cases sent side by side to one listener are no gentler on it than one after another.
+ */
 function hostileCases(kind: "gateway" | "metrics" | "rpc" | "smtp", url: string, port: number, cases: RawCase[]) {
-  it.each(cases)("$name", async ({ steps, refused }) => {
+  it.concurrent.for(cases)("$name", async ({ steps, refused }, { expect }) => {
     const answer = await rawExchange(host, port, steps, { greeting: kind === "smtp" });
     if (refused) expect(statusLineOf(answer)).toMatch(/^HTTP\/1\.1 4\d\d /);
     await expectServing(kind, url, port);
