@@ -134,6 +134,8 @@ export default async function setup(project: TestProject) {
       INBOUND_MX_HOST: inboundSmtp.mxHost,
       SYSTEM_EMAIL_FROM: `Herald <${systemEmail.from}>`,
       SYSTEM_DKIM_SELECTOR: "herald",
+      // Each campaign's fan-out yields after every batch, so that tests/campaigns-turns.test.ts sees the turns whatever the machine's speed.
+      CAMPAIGN_FANOUT_TURN_MS: "0",
       // A workflow's one-minute DELAY lasts 0.6 s (tests/workflows-engine.test.ts).
       DELAY_TIME_SCALE: "0.01",
       // WEBHOOK steps may reach the tests' receiver on 127.0.0.2 and no other private address.

@@ -68,7 +68,12 @@ try {
     renders,
     segments,
     campaignSends,
-    options: { batchSize: config.CAMPAIGN_BATCH_SIZE, leaseMs: config.CAMPAIGN_FANOUT_LEASE_MS, idleMs: config.CAMPAIGN_POLL_INTERVAL_MS },
+    options: {
+      batchSize: config.CAMPAIGN_BATCH_SIZE,
+      leaseMs: config.CAMPAIGN_FANOUT_LEASE_MS,
+      turnMs: config.CAMPAIGN_FANOUT_TURN_MS,
+      idleMs: config.CAMPAIGN_POLL_INTERVAL_MS,
+    },
   });
   const campaigns = createCampaigns({ db, renders, segments, campaignSends, emails, nudgeFanOut: () => fanOut.nudge() });
   const activityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;

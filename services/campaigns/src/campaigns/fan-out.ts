@@ -36,6 +36,8 @@ export interface FanOutOptions {
   batchSize: number;
   /** How long a claim on a campaign's fan-out holds without a checkpoint. */
   leaseMs: number;
+  /** How long one campaign's fan-out goes on before the other campaigns due get their turn (at least one batch). */
+  turnMs: number;
   /** How often an idle loop looks for due campaigns and finished sends. */
   idleMs: number;
 }
@@ -167,6 +169,7 @@ export function createFanOut(deps: {
       // A long audience has no deadline of its own: the loop's stop ends the stream through its signal.
       { signal, timeoutMs: 0 },
     );
+    const turnEnds = Date.now() + options.turnMs;
     try {
       for await (const batch of stream) {
         const last = batch.contacts.at(-1);
@@ -174,6 +177,8 @@ export function createFanOut(deps: {
         const emails = await renderBatch(row, source, batch.contacts);
         if (!(await commitBatch(row, emails, last.id, false))) return;
         if (signal.aborted) return;
+        // The turn is over: the checkpoint holds the cursor, and the next claim of this campaign resumes after it.
+        if (Date.now() >= turnEnds) return;
       }
     } catch (error) {
       if (error instanceof ConnectError && (error.code === Code.NotFound || error.code === Code.InvalidArgument)) {

@@ -76,6 +76,8 @@ export async function startDueCampaigns(db: Db): Promise<number> {
 /**
  * Claims one SENDING campaign whose fan-out is unfinished and unowned (or whose owner's lease
  * lapsed: it died or stalled), for `owner` until `leaseMs` from now; none of a stopped (disabled) project.
+ * Campaigns take turns: one never claimed first, then the one whose last checkpoint is oldest (its lease
+ * ends soonest), so that a long fan-out yields to the others after each turn instead of going first to the end.
  */
 export async function claimFanOut(db: Db, owner: string, leaseMs: number): Promise<CampaignRow | null> {
   const claimed = await db.$queryRaw<Array<{ id: string; project_id: string }>>`
@@ -85,7 +87,7 @@ export async function claimFanOut(db: Db, owner: string, leaseMs: number): Promi
       WHERE status = 'SENDING' AND NOT fanout_done
         AND project_id NOT IN (SELECT project_id FROM stopped_projects)
         AND (fanout_lease_until IS NULL OR fanout_lease_until < now() OR fanout_owner = ${owner})
-      ORDER BY sent_at LIMIT 1 FOR UPDATE SKIP LOCKED
+      ORDER BY fanout_lease_until NULLS FIRST, sent_at LIMIT 1 FOR UPDATE SKIP LOCKED
     )
     RETURNING id::text AS id, project_id::text AS project_id`;
   const [row] = claimed;
