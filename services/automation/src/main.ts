@@ -152,7 +152,8 @@ try {
     isProjectId: isId,
     work: "workflows",
     // A suspension stops sending, not workflows: their SEND_EMAIL steps fail with delivery's PROJECT_SUSPENDED.
-    stop: (tx, projectId, reason, at) => (reason === "project.suspended" ? resumeProject(tx, projectId) : stopProject(tx, projectId, reason, at)),
+    stop: (tx, projectId, reason, at) =>
+      reason === "project.suspended" ? resumeProject(tx, projectId) : stopProject(tx, projectId, reason, at),
     resume: resumeProject,
   });
   const changes = createWorkflowChangesListener({

@@ -32,9 +32,7 @@ export interface GuardRates {
   complaintRate: number;
 }
 
-export type Verdict =
-  | { level: "ok"; rates: GuardRates }
-  | { level: "warn" | "suspend"; rates: GuardRates; reason: string };
+export type Verdict = { level: "ok"; rates: GuardRates } | { level: "warn" | "suspend"; rates: GuardRates; reason: string };
 
 export function guardRatesOf(counts: WindowCounts): GuardRates {
   const sent = Number(counts.sent);

@@ -26,7 +26,8 @@ export async function recordProjectStatus(
   actorUserId: string,
 ): Promise<void> {
   if (project.disabled) await recordProjectEvent(tx, "project.disabled", project.id, actorUserId);
-  else if (project.suspendedReason !== null) await recordProjectEvent(tx, "project.suspended", project.id, actorUserId, project.suspendedReason);
+  else if (project.suspendedReason !== null)
+    await recordProjectEvent(tx, "project.suspended", project.id, actorUserId, project.suspendedReason);
   else await recordProjectEvent(tx, "project.enabled", project.id, actorUserId);
 }
 

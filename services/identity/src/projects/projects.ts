@@ -14,14 +14,14 @@ import {
   replaceProjectKeys,
   updateProject,
 } from "../db/projects.js";
+import { currentWarning, guardStandings, liftReputationSuspension, type ReputationWarning, windowStartOf } from "../db/reputation.js";
 import { liftSuspensions, openSuspension, recentSuspensions, type Suspension } from "../db/suspensions.js";
 import { clearSendingActivity, reputationCounts } from "../db/usage.js";
-import { currentWarning, guardStandings, liftReputationSuspension, type ReputationWarning, windowStartOf } from "../db/reputation.js";
-import { guardRatesOf, type ReputationThresholds, defaultReputationThresholds } from "../domain/reputation-guard.js";
 import { findUserById } from "../db/users.js";
 import { generateProjectKeys, type KeyKind, keyKindOf, type ProjectKeys } from "../domain/api-keys.js";
 import { isId } from "../domain/ids.js";
 import { validProjectName } from "../domain/project-name.js";
+import { defaultReputationThresholds, guardRatesOf, type ReputationThresholds } from "../domain/reputation-guard.js";
 import { assertCanManage, assertIsOwner } from "../domain/roles.js";
 import { disabledByOwner, reputationRates, securityWindowDays } from "../domain/security-state.js";
 import { recordProjectEvent, recordProjectStatus } from "../events/project-lifecycle.js";
@@ -61,7 +61,7 @@ export interface Projects {
   resolveApiKey(key: string): Promise<{ projectId: string; kind: KeyKind; disabled: boolean }>;
   setupState(userId: string, projectId: string): Promise<SetupState>;
   securityState(userId: string, projectId: string): Promise<SecurityState>;
-  /** The operator's re-enabling of a suspended project (no member may): false when it was not suspended. */
+  /** The operator's re-enabling of a suspended project (no member may); PROJECT_NOT_SUSPENDED when it was not. */
   reenable(projectId: string, note: string): Promise<boolean>;
 }
 
@@ -199,7 +199,7 @@ export function createProjects(deps: { db: Db; nudgeOutbox: () => void; reputati
         const project = await liftReputationSuspension(tx, projectId, note, new Date());
         if (!project) {
           if (!(await tx.project.findUnique({ where: { id: projectId }, select: { id: true } }))) throw projectNotFound();
-          return false;
+          throw new DomainError("conflict", "PROJECT_NOT_SUSPENDED", "This project is not suspended: there is nothing to re-enable");
         }
         // Still disabled by its owner: it stays stopped, and project.disabled was the last word already.
         if (!project.disabled) await recordProjectEvent(tx, "project.enabled", projectId, "");
