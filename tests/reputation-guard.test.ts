@@ -317,6 +317,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
 
     // Only the operator, with its token.
     expect((await reenable(guarded.project.id, "")).status).toBe(401);
+    expect((await reenable(guarded.project.id, "", { note: 42 })).status).toBe(401);
     expect((await reenable(guarded.project.id, `${operatorToken}x`)).status).toBe(401);
     expect((await reenable(guarded.project.id, guarded.project.secretKey)).status).toBe(401);
     expect((await reenable("00000000-0000-4000-8000-000000000000")).status).toBe(404);

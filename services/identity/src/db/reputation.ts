@@ -31,22 +31,20 @@ export async function guardStandings(db: Reader, projectIds: readonly string[], 
   const rows = await db.$queryRaw<
     Array<Omit<GuardStanding, "sent" | "bounced" | "complained"> & { sent: bigint; bounced: bigint; complained: bigint }>
   >`
-    SELECT p.id::text AS "projectId", p.disabled, p.suspended_reason AS "suspendedReason", p.reputation_since AS "reputationSince",
+    SELECT p.id::text AS "projectId", p.disabled, p.suspended_reason AS "suspendedReason", b.since AS "reputationSince",
       (SELECT max(w.warned_at) FROM reputation_warnings w WHERE w.project_id = p.id) AS "lastWarnedAt",
-      greatest(coalesce(sum(d.sent), 0) - max(b.sent), 0)::bigint AS sent,
-      greatest(coalesce(sum(d.bounced), 0) - max(b.bounced), 0)::bigint AS bounced,
-      greatest(coalesce(sum(d.complained), 0) - max(b.complained), 0)::bigint AS complained
+      greatest(coalesce(sum(d.sent), 0) - CASE WHEN b.in_window THEN b.sent ELSE 0 END, 0)::bigint AS sent,
+      greatest(coalesce(sum(d.bounced), 0) - CASE WHEN b.in_window THEN b.bounced ELSE 0 END, 0)::bigint AS bounced,
+      greatest(coalesce(sum(d.complained), 0) - CASE WHEN b.in_window THEN b.complained ELSE 0 END, 0)::bigint AS complained
     FROM projects p
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN b_in THEN p.reputation_base_sent ELSE 0 END AS sent,
-        CASE WHEN b_in THEN p.reputation_base_bounced ELSE 0 END AS bounced,
-        CASE WHEN b_in THEN p.reputation_base_complained ELSE 0 END AS complained
-      FROM (SELECT p.reputation_since IS NOT NULL AND (p.reputation_since AT TIME ZONE 'UTC')::date >= ${since}::date AS b_in) AS base_in
-    ) b
+    LEFT JOIN LATERAL (
+      SELECT r.since, r.sent, r.bounced, r.complained, (r.since AT TIME ZONE 'UTC')::date >= ${since}::date AS in_window
+      FROM reputation_baselines r WHERE r.project_id = p.id
+    ) b ON true
     LEFT JOIN daily_email_stats d ON d.project_id = p.id
-      AND d.day >= greatest(${since}::date, coalesce((p.reputation_since AT TIME ZONE 'UTC')::date, ${since}::date))
+      AND d.day >= greatest(${since}::date, coalesce((b.since AT TIME ZONE 'UTC')::date, ${since}::date))
     WHERE p.id = ANY(${[...projectIds]}::uuid[])
-    GROUP BY p.id`;
+    GROUP BY p.id, b.since, b.sent, b.bounced, b.complained, b.in_window`;
   return rows.map((row) => ({ ...row, sent: BigInt(row.sent), bounced: BigInt(row.bounced), complained: BigInt(row.complained) }));
 }
 
@@ -104,16 +102,9 @@ export async function liftReputationSuspension(
   if (!project || project.suspendedReason === null) return null;
   const [today] = await tx.$queryRaw<Array<{ sent: bigint; bounced: bigint; complained: bigint }>>`
     SELECT sent, bounced, complained FROM daily_email_stats WHERE project_id = ${projectId}::uuid AND day = ${isoDate(at)}::date`;
-  await tx.project.update({
-    where: { id: projectId },
-    data: {
-      suspendedReason: null,
-      reputationSince: at,
-      reputationBaseSent: today?.sent ?? 0n,
-      reputationBaseBounced: today?.bounced ?? 0n,
-      reputationBaseComplained: today?.complained ?? 0n,
-    },
-  });
+  await tx.project.update({ where: { id: projectId }, data: { suspendedReason: null } });
+  const base = { since: at, sent: today?.sent ?? 0n, bounced: today?.bounced ?? 0n, complained: today?.complained ?? 0n };
+  await tx.reputationBaseline.upsert({ where: { projectId }, create: { projectId, ...base }, update: base });
   await tx.suspension.updateMany({
     where: { projectId, kind: "reputation", liftedAt: null },
     data: { liftedAt: at, liftedBy: "operator", liftNote: note || null },

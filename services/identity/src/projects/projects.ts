@@ -176,7 +176,7 @@ export function createProjects(deps: { db: Db; nudgeOutbox: () => void; reputati
       const now = new Date();
       const [standing] = await guardStandings(db, [projectId], now, reputation.windowDays);
       const windowStart = windowStartOf(now, reputation.windowDays);
-      const since = project.reputationSince && project.reputationSince > windowStart ? project.reputationSince : windowStart;
+      const since = standing?.reputationSince && standing.reputationSince > windowStart ? standing.reputationSince : windowStart;
       const window = standing ?? { sent: 0n, bounced: 0n, complained: 0n };
       const rates = guardRatesOf(window);
       return {

@@ -30,6 +30,8 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: { upstreams: 
   api.post(
     "/operator/projects/:id/reenable",
     {
+      // The token first: a stranger learns nothing of the route's body rules.
+      preValidation: async (request) => assertOperator(request),
       schema: {
         tags: ["Operator"],
         summary: "Re-enable a project the reputation guard suspended (the deployment operator's act)",
@@ -39,7 +41,6 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: { upstreams: 
       },
     },
     async (request) => {
-      assertOperator(request);
       await deps.upstreams.projects.reenableProject({ projectId: request.params.id, note: request.body?.note ?? "" });
       return { success: true, projectId: request.params.id };
     },

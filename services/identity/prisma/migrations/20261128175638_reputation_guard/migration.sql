@@ -10,11 +10,7 @@ ALTER TYPE "AuthEmailKind" ADD VALUE 'reputation_warning';
 ALTER TYPE "AuthEmailKind" ADD VALUE 'reputation_suspension';
 
 -- AlterTable
-ALTER TABLE "projects" ADD COLUMN     "reputation_base_bounced" BIGINT NOT NULL DEFAULT 0,
-ADD COLUMN     "reputation_base_complained" BIGINT NOT NULL DEFAULT 0,
-ADD COLUMN     "reputation_base_sent" BIGINT NOT NULL DEFAULT 0,
-ADD COLUMN     "reputation_since" TIMESTAMPTZ(3),
-ADD COLUMN     "suspended_reason" TEXT;
+ALTER TABLE "projects" ADD COLUMN     "suspended_reason" TEXT;
 
 -- AlterTable
 ALTER TABLE "suspensions" ADD COLUMN     "bounce_rate" DOUBLE PRECISION,
@@ -22,6 +18,17 @@ ADD COLUMN     "complaint_rate" DOUBLE PRECISION,
 ADD COLUMN     "kind" TEXT NOT NULL DEFAULT 'owner',
 ADD COLUMN     "lift_note" TEXT,
 ADD COLUMN     "lifted_by" TEXT;
+
+-- CreateTable
+CREATE TABLE "reputation_baselines" (
+    "project_id" UUID NOT NULL,
+    "since" TIMESTAMPTZ(3) NOT NULL,
+    "sent" BIGINT NOT NULL,
+    "bounced" BIGINT NOT NULL,
+    "complained" BIGINT NOT NULL,
+
+    CONSTRAINT "reputation_baselines_pkey" PRIMARY KEY ("project_id")
+);
 
 -- CreateTable
 CREATE TABLE "reputation_warnings" (
@@ -37,6 +44,9 @@ CREATE TABLE "reputation_warnings" (
 
 -- CreateIndex
 CREATE INDEX "reputation_warnings_project_id_warned_at_idx" ON "reputation_warnings"("project_id", "warned_at");
+
+-- AddForeignKey
+ALTER TABLE "reputation_baselines" ADD CONSTRAINT "reputation_baselines_project_id_fkey" FOREIGN KEY ("project_id") REFERENCES "projects"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "reputation_warnings" ADD CONSTRAINT "reputation_warnings_project_id_fkey" FOREIGN KEY ("project_id") REFERENCES "projects"("id") ON DELETE CASCADE ON UPDATE CASCADE;
