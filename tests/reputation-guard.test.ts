@@ -1,6 +1,7 @@
 import { testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
 import { createTransport } from "nodemailer";
 import pg from "pg";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { accountEmail } from "./support/auth-emails.js";
 import { verifiedDomain } from "./support/domains.js";
@@ -8,7 +9,7 @@ import { type CreatedProject, createProject, restClient, type SignedInUser, sign
 import type { ErrorBody } from "./support/resources.js";
 import { type ExecutionJson, finished, workflowBuilder } from "./support/workflows.js";
 
-const { stack, dns: dnsServer, smtp, inboundSmtp } = inject("herald");
+const { stack, dns: dnsServer, smtp, inboundSmtp, chromiumPath } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
@@ -373,5 +374,22 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     const security = await securityOf(complained);
     expect(security.suspensions[0]).toMatchObject({ kind: "reputation", complaintRate: 0.025, bounceRate: 0 });
     expect((await accountEmail(complained.owner.email, "reputation_suspension")).text).toContain("complaint rate of 2.5 %");
+
+    // The dashboard shows it on every page, and the history on the settings page.
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage();
+      const [name, ...value] = complained.owner.cookie.split("=");
+      await page.context().addCookies([{ name: name ?? "", value: value.join("="), url: stack.gatewayUrl }]);
+      await page.goto(`${stack.gatewayUrl}/app/#/settings`);
+      const banner = page.getByRole("alert").filter({ hasText: "Sending is suspended" });
+      await banner.waitFor({ timeout: 30_000 });
+      expect(await banner.textContent()).toContain("complaint rate of 2.5 %");
+      const history = page.getByRole("region", { name: "Sending reputation" });
+      await history.getByRole("cell", { name: "still in force" }).waitFor({ timeout: 30_000 });
+      expect(await history.textContent()).toContain("2.5 %");
+    } finally {
+      await browser.close();
+    }
   }, 90_000);
 });
