@@ -52,7 +52,9 @@ export function createEmailActivityConsumer(deps: {
           deps.logger.warn({ err: error, eventId: event.eventId }, "skipping email activity whose payload cannot be read");
           continue;
         }
-        const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
+        const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified", {
+          refusedAtHandover: activity?.refusedAtHandover ?? false,
+        });
         if (!effect.usage && !effect.daily) continue;
         if (!isId(event.projectId)) {
           deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping email activity of a malformed project id");
