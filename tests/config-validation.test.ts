@@ -38,6 +38,15 @@ describe("configuration is validated at start", () => {
     expect(code).toBe(1);
     expect(output).toMatch(/GATEWAY_PORT: .*(65535|less than)/i);
   });
+
+  it("stops the gateway with an OPERATOR_TOKEN shorter than 32 characters, and identity with a warning above its suspension", async () => {
+    const gateway = await startupFailure("gateway", { OPERATOR_TOKEN: "short" });
+    expect(gateway.code).toBe(1);
+    expect(gateway.output).toMatch(/OPERATOR_TOKEN: must be at least 32 characters/);
+    const identity = await startupFailure("identity", { REPUTATION_WARN_BOUNCE_PERCENT: "20" });
+    expect(identity.code).toBe(1);
+    expect(identity.output).toMatch(/REPUTATION_WARN_BOUNCE_PERCENT: must not exceed REPUTATION_SUSPEND_BOUNCE_PERCENT/);
+  });
 });
 
 // The test run sets every secret (global-setup); these take them away. NODE_ENV undefined: not set at all.

@@ -418,6 +418,9 @@ describe("the Helm chart in deploy/k8s", () => {
     expect(Buffer.from(secret?.data?.DKIM_ENCRYPTION_KEY ?? "", "base64").toString()).toBe("ab".repeat(32));
     expect(secretKeysOf(containerOf(created, "gateway"))).not.toContain("DATABASE_URL");
     expect(secretKeysOf(containerOf(created, "gateway"))).toContain("INTERNAL_RPC_TOKEN");
+    // The operator's token reaches the gateway alone (docs/operations.md "Reputation guard").
+    expect(secretKeysOf(containerOf(created, "gateway"))).toContain("OPERATOR_TOKEN");
+    expect(secretKeysOf(containerOf(created, "identity"))).not.toContain("OPERATOR_TOKEN");
     expect(secretKeysOf(containerOf(created, "contacts"))).not.toContain("DKIM_ENCRYPTION_KEY");
     expect(secretKeysOf(containerOf(created, "delivery"))).toEqual(
       expect.arrayContaining(["DKIM_ENCRYPTION_KEY", "LINK_SIGNING_SECRET", "SMTP_URL"]),

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey } from "node:crypto";
+import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { ensureChromium, ensureInfrastructure, localSecrets } from "@herald/devinfra";
 import {
@@ -95,6 +95,8 @@ export default async function setup(project: TestProject) {
   const secrets = localSecrets(root);
   Object.assign(process.env, secrets);
   const dkimEncryptionKey = secrets.DKIM_ENCRYPTION_KEY;
+  const operatorToken = `operator-${randomBytes(24).toString("hex")}`;
+  process.env.HERALD_TEST_OPERATOR_TOKEN = operatorToken;
   const domainCheckIntervalMs = 1_000;
   const inboundSmtp = {
     port: await freePort(),
@@ -145,6 +147,11 @@ export default async function setup(project: TestProject) {
       STRIPE_PRICE_LIMITS: JSON.stringify(testStripePrices),
       // A project's images may take 40 MB in all, so that a test reaches the quota in a few uploads (tests/upload-quota.test.ts).
       UPLOAD_QUOTA_BYTES_PER_PROJECT: String(40 * 1024 * 1024),
+      // The reputation guard judges a project from 40 emails in its window instead of 1,000, so that a test drives one past
+      // its thresholds with a few bounces (tests/reputation-guard.test.ts); no other test's project sends 40 with bounces.
+      REPUTATION_MIN_VOLUME: "40",
+      // POST /operator/projects/:id/reenable takes this token (tests/reputation-guard.test.ts reads it from the environment).
+      OPERATOR_TOKEN: operatorToken,
     },
     stackStartTimeoutMs,
   );

@@ -3,12 +3,14 @@ import { type ParsedMail, simpleParser } from "mailparser";
 import { inject } from "vitest";
 
 /** The account emails identity writes and delivery sends, told apart by their subjects (services/identity/src/domain/auth-email-content.ts). */
-export type AccountEmailKind = "verify_email" | "password_reset" | "invitation";
+export type AccountEmailKind = "verify_email" | "password_reset" | "invitation" | "reputation_warning" | "reputation_suspension";
 
 const subjects: Record<AccountEmailKind, RegExp> = {
   verify_email: /^Verify your email address$/,
   password_reset: /^Reset your password$/,
   invitation: /^You are invited to /,
+  reputation_warning: /^Your project's sending reputation needs attention$/,
+  reputation_suspension: /^Your project's sending is suspended$/,
 };
 
 export interface AccountEmail {

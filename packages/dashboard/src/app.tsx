@@ -1,5 +1,6 @@
 import { lazy, Suspense, useEffect, useState } from "react";
 import { api, orThrow, rememberedProject, setCurrentProject } from "./api";
+import { ReputationBanner } from "./components/reputation";
 import { ActionForm, Field, Loading } from "./components/ui";
 import { useLoad } from "./hooks";
 import { AuthScreen } from "./pages/auth";
@@ -147,6 +148,7 @@ function Workspace(props: { user: User; route: string[]; onSignedOut: () => void
             </button>
           </p>
         ) : null}
+        {project ? <ReputationBanner key={project.id} projectId={project.id} /> : null}
         <Loading loading={projects.loading && !projects.data} error={projects.error} />
         {projects.data && projects.data.length === 0 ? <FirstProject onCreated={projects.reload} /> : null}
         {project ? (

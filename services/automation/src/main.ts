@@ -151,7 +151,9 @@ try {
     groupId: projectStatusGroup,
     isProjectId: isId,
     work: "workflows",
-    stop: stopProject,
+    // A suspension stops sending, not workflows: their SEND_EMAIL steps fail with delivery's PROJECT_SUSPENDED.
+    stop: (tx, projectId, reason, at) =>
+      reason === "project.suspended" ? resumeProject(tx, projectId) : stopProject(tx, projectId, reason, at),
     resume: resumeProject,
   });
   const changes = createWorkflowChangesListener({

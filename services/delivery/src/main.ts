@@ -27,6 +27,7 @@ import { createEmails } from "./emails/emails.js";
 import { observeEmailQueue } from "./emails/queue-metrics.js";
 import { billingCapsGroupId, createBillingCapsConsumer } from "./events/billing-caps-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
+import { createProjectStatusConsumerOfDelivery, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
 import { createInboundSmtp } from "./feedback/inbound-smtp.js";
 import { createReturnPaths } from "./feedback/return-path.js";
@@ -124,12 +125,15 @@ try {
   });
   const lifecycleGroupId = `${config.KAFKA_GROUP_PREFIX}${projectLifecycleGroupId}`;
   const lifecycle = createProjectLifecycleConsumer({ kafka, db, logger, uploads, groupId: lifecycleGroupId });
+  // Keeps suspended_projects (the reputation guard's suspensions), which enqueues and the dispatcher read.
+  const statusGroupId = `${config.KAFKA_GROUP_PREFIX}${projectStatusGroupId}`;
+  const projectStatus = createProjectStatusConsumerOfDelivery({ kafka, db, logger, groupId: statusGroupId });
   const capsGroupId = `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}`;
   const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: capsGroupId });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId] });
+  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
   observeRenderPool(metrics, renders);
@@ -279,6 +283,7 @@ try {
   systemMailSender.start();
   domainCheck.start();
   await lifecycle.start();
+  await projectStatus.start();
   await billingCaps.start();
   readiness.start();
   await metrics.listen(config.LISTEN_HOST);
@@ -309,6 +314,7 @@ try {
       await provider?.close();
     },
     () => lifecycle.stop(),
+    () => projectStatus.stop(),
     () => billingCaps.stop(),
     () => relay.stop(),
     closeDatabase,

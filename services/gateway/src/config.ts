@@ -98,6 +98,15 @@ export const configSchema = z
     UPLOAD_MAX_BYTES: positiveInt(5 * 1024 * 1024, 25 * 1024 * 1024),
     /** Deadline of a health probe to one service. */
     HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(1_000),
+    /**
+     * The deployment operator's credential for `/operator/*` (re-enabling a project the reputation guard suspended):
+     * `Authorization: Bearer <OPERATOR_TOKEN>`. Unset: those routes refuse every request.
+     */
+    OPERATOR_TOKEN: z
+      .string()
+      .optional()
+      .transform((value) => value?.trim() || undefined)
+      .refine((value) => value === undefined || value.length >= 32, "must be at least 32 characters"),
     ...serviceUrls,
   })
   .superRefine(kafkaSaslCredentials);

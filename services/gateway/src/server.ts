@@ -40,6 +40,7 @@ import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
 import { registerMemberRoutes } from "./routes/identity/member-routes.js";
+import { registerOperatorRoutes } from "./routes/identity/operator-routes.js";
 import { registerProjectRoutes } from "./routes/identity/project-routes.js";
 import { registerStripeWebhookRoutes } from "./routes/identity/stripe-webhook-routes.js";
 import type { Upstreams } from "./upstreams.js";
@@ -100,6 +101,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
 
   registerConfigRoute(app, { publicUrl: config.PUBLIC_URL, upstreams: deps.upstreams });
   registerHealthRoute(app, { upstreams: deps.upstreams, internalToken: internalRpcToken() });
+  registerOperatorRoutes(app, { upstreams: deps.upstreams, operatorToken: config.OPERATOR_TOKEN });
   const loginBackoff = createLoginBackoff({
     redis: deps.redis,
     freeFailuresPerAccount: config.LOGIN_FREE_FAILURES_PER_ACCOUNT,

@@ -10,6 +10,7 @@ import {
   serviceEnvironment,
 } from "@herald/platform";
 import { z } from "zod";
+import type { ReputationThresholds } from "./domain/reputation-guard.js";
 import type { PlanCaps } from "./domain/stripe-plan.js";
 
 const optionalSecret = z
@@ -42,6 +43,9 @@ const jsonVariable = <T>(schema: z.ZodType<T>, fallback: T) =>
       }
       return z.NEVER;
     });
+
+/** A rate threshold in percent, above 0 and at most 100. */
+const percentVariable = (fallback: number) => z.coerce.number().gt(0).max(100).default(fallback);
 
 export const configSchema = z
   .object({
@@ -97,6 +101,25 @@ export const configSchema = z
     REQUIRE_EMAIL_VERIFICATION: envBoolean(false),
     /** How often account emails another replica queued, or whose hand-over to delivery failed, are looked for. */
     AUTH_EMAIL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+    /** The reputation guard (docs/operations.md "Reputation guard"): its rolling window in UTC days, and the attempts below which nobody is judged. */
+    REPUTATION_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+    REPUTATION_MIN_VOLUME: z.coerce.number().int().min(1).default(1000),
+    /** Thresholds in percent: a warning email and banner, then a suspension that only the operator lifts. */
+    REPUTATION_WARN_BOUNCE_PERCENT: percentVariable(5),
+    REPUTATION_WARN_COMPLAINT_PERCENT: percentVariable(0.075),
+    REPUTATION_SUSPEND_BOUNCE_PERCENT: percentVariable(10),
+    REPUTATION_SUSPEND_COMPLAINT_PERCENT: percentVariable(0.15),
+  })
+  .superRefine((config, context) => {
+    for (const kind of ["BOUNCE", "COMPLAINT"] as const) {
+      if (config[`REPUTATION_WARN_${kind}_PERCENT`] > config[`REPUTATION_SUSPEND_${kind}_PERCENT`]) {
+        context.addIssue({
+          code: "custom",
+          path: [`REPUTATION_WARN_${kind}_PERCENT`],
+          message: `must not exceed REPUTATION_SUSPEND_${kind}_PERCENT`,
+        });
+      }
+    }
   })
   .superRefine(requireInProduction(["JWT_SECRET"] as const))
   .superRefine(kafkaSaslCredentials)
@@ -108,5 +131,15 @@ export const configSchema = z
   }));
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The guard's thresholds as fractions. */
+export const reputationThresholdsOf = (config: Config): ReputationThresholds => ({
+  windowDays: config.REPUTATION_WINDOW_DAYS,
+  minVolume: config.REPUTATION_MIN_VOLUME,
+  warnBounceRate: config.REPUTATION_WARN_BOUNCE_PERCENT / 100,
+  warnComplaintRate: config.REPUTATION_WARN_COMPLAINT_PERCENT / 100,
+  suspendBounceRate: config.REPUTATION_SUSPEND_BOUNCE_PERCENT / 100,
+  suspendComplaintRate: config.REPUTATION_SUSPEND_COMPLAINT_PERCENT / 100,
+});
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => parseConfig(configSchema, env);

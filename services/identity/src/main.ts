@@ -15,9 +15,10 @@ import { SystemMailService } from "@herald/proto/herald/delivery/v1/system_mail_
 import { Redis } from "ioredis";
 import { createAccountMail } from "./accounts/account-mail.js";
 import { createStripePayments } from "./billing/stripe-payments.js";
-import { loadConfig } from "./config.js";
+import { loadConfig, reputationThresholdsOf } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
+import { createReputationGuard } from "./projects/reputation-guard.js";
 import { build } from "./server.js";
 
 const name = "identity";
@@ -48,7 +49,8 @@ try {
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   // A new group starts at the beginning of the topic: metering must not miss what was sent before the first start.
   const emailActivityGroup = `${config.KAFKA_GROUP_PREFIX}${emailActivityGroupId}`;
-  const emailActivity = createEmailActivityConsumer({ kafka, db, logger, fromBeginning: true, groupId: emailActivityGroup });
+  const guard = createReputationGuard({ thresholds: reputationThresholdsOf(config), publicUrl: config.PUBLIC_URL, logger });
+  const emailActivity = createEmailActivityConsumer({ kafka, db, logger, fromBeginning: true, groupId: emailActivityGroup, guard });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [emailActivityGroup] });

@@ -13,7 +13,7 @@ import { createSessions } from "./accounts/sessions.js";
 import { createBilling } from "./billing/billing.js";
 import type { Payments } from "./billing/payments.js";
 import { createStripeWebhooks } from "./billing/stripe-webhooks.js";
-import type { Config } from "./config.js";
+import { type Config, reputationThresholdsOf } from "./config.js";
 import type { Db } from "./db/client.js";
 import { createPasswordHasher } from "./domain/password.js";
 import { createSessionTokens } from "./domain/session-token.js";
@@ -61,7 +61,7 @@ export function build(deps: Deps): RpcServer {
     ...(deps.nudgeAccountMail ? { emailQueued: deps.nudgeAccountMail } : {}),
   });
   const oauth = createOAuthSignIn({ db, sessions, providers: createOAuthProviders(config), signupsDisabled: config.DISABLE_SIGNUPS });
-  const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox });
+  const projects = createProjects({ db, nudgeOutbox: deps.nudgeOutbox, reputation: reputationThresholdsOf(config) });
   const members = createMembers({
     db,
     logger,

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { api, orThrow, setCurrentProject } from "../api";
+import { ReputationSection } from "../components/reputation";
 import { ActionButton, ActionForm, CopyButton, Field, Headings, Loading, Page, Select, TypedConfirm } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
@@ -47,6 +48,7 @@ export default function Settings({ project, reloadProjects }: PageProps) {
       />
       <Members projectId={project.id} />
       <Billing projectId={project.id} />
+      <ReputationSection projectId={project.id} />
       <h2>Another project</h2>
       <ActionForm
         className="form inline"

@@ -212,6 +212,8 @@ describe("the send queue", () => {
     const events = (await emailActivityOf(harness.db, projectId)).filter((event) => event.payload?.emailId === emailId);
     expect(events.map((event) => event.envelope.type)).toEqual(["email.bounce"]);
     expect(events[0]?.payload?.reason).toContain("550");
+    // No email.sent came before it: the reputation guard counts it as an attempt too.
+    expect(events[0]?.payload?.refusedAtHandover).toBe(true);
 
     harness.sink.acceptRecipient(to);
     const refused = await expectFailure(enqueue(projectId, domain, to.toUpperCase()), Code.FailedPrecondition, "RECIPIENT_SUPPRESSED");

@@ -3,6 +3,7 @@ import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, suppressedAmong } from "../db/emails.js";
+import { heldForSuspensionMs, suspendedAmong } from "../db/suspended-projects.js";
 import { isDestinationDeferral } from "../domain/destinations.js";
 import { domainOfAddress } from "../domain/email-input.js";
 import { bulkAllowance, firstBulkCursor, laneOf, nextBulkCursor } from "../domain/lanes.js";
@@ -171,8 +172,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Sends or records the claimed rows, and puts back those held for their project's rate or their destination; answers how many were held. */
   async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<{ held: number; soonestMs: number }> {
-    const [suppressed, keys, destinations] = await Promise.all([
+    const [suppressed, suspended, keys, destinations] = await Promise.all([
       suppressedAmong(options.pool, rows),
+      suspendedAmong(
+        options.pool,
+        rows.map((row) => row.projectId),
+      ),
       signingKeysOf(rows).catch((error: unknown) => {
         logger.warn({ err: error }, "cannot load the sending domains' keys");
         return undefined;
@@ -185,7 +190,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       global.refund(1);
       if (laneOf(row.category) === "bulk") bulk.refund(1);
     };
+    // A suspended project's emails are put back untried, out of reach until the operator re-enables it.
+    const suspendedHeld: HeldEmail[] = [];
     for (const [index, row] of rows.entries()) {
+      if (suspended.has(row.projectId)) {
+        suspendedHeld.push({ id: row.id, delayMs: heldForSuspensionMs });
+        global.refund(1);
+        if (laneOf(row.category) === "bulk") bulk.refund(1);
+        continue;
+      }
       if (suppressed.has(`${row.projectId} ${row.toEmail}`)) {
         track(
           row,
@@ -219,7 +232,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }),
       );
     }
-    await releaseEmails(db, held);
+    await releaseEmails(db, [...held, ...suspendedHeld]);
     return { held: held.length, soonestMs: Math.min(...held.map((email) => email.delayMs)) };
   }
 

@@ -6,6 +6,7 @@ import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { type EmailRow, findEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
 import { capStandings } from "../db/monthly-usage.js";
+import { suspendedAmong } from "../db/suspended-projects.js";
 import { type CapExceeded, type CapStanding, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
 import { domainOfAddress, type EmailCategory, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
@@ -42,6 +43,16 @@ export function capReached(exceeded: CapExceeded, now = new Date()): DomainError
     },
   );
 }
+
+/**
+ * The refusal of an enqueue of a project the reputation guard suspended: PermissionDenied on the wire (403 at
+ * the gateway) with the machine code PROJECT_SUSPENDED and the suspension's reason, which names the rate; a
+ * workflow's SEND_EMAIL fails with it (docs/api-decisions.md "Reputation guard").
+ */
+export const projectSuspended = (reason: string): DomainError =>
+  new DomainError("permission-denied", "PROJECT_SUSPENDED", reason, {
+    suggestion: "The operator of this Herald deployment re-enables the project once the cause of its bounces or complaints is fixed",
+  });
 
 const orNull = (value: string | undefined): string | null => (value === undefined || value === "" ? null : value);
 
@@ -139,6 +150,21 @@ export function createEmails(deps: {
     writeAlone: (pairs) => capStandings(deps.pool, pairs),
   });
 
+  // Concurrent suspension checks (of /v1/send) share one query too.
+  const suspensionChecks = createGroupCommit<string[], Map<string, string>>({
+    async writeBatch(calls) {
+      const found = await suspendedAmong(deps.pool, calls.flat());
+      return calls.map(() => found);
+    },
+    writeAlone: (projectIds) => suspendedAmong(deps.pool, projectIds),
+  });
+
+  /** PROJECT_SUSPENDED when the reputation guard suspended the project. */
+  async function refuseSuspended(projectId: string): Promise<void> {
+    const reason = (await suspensionChecks.write([projectId])).get(projectId);
+    if (reason !== undefined) throw projectSuspended(reason);
+  }
+
   /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
   async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
     const normalised = addresses.map(normaliseAddress);
@@ -172,6 +198,7 @@ export function createEmails(deps: {
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
     }
+    await refuseSuspended(projectId);
     const links = deps.links ? { ...deps.links, mode: await deps.links.modeOf(projectId) } : undefined;
     const rows = inputs.map((input) => rowOf(projectId, input, links));
     // A caller that refused suppressed recipients itself, before its own writes (/v1/send), saves the second query.
@@ -210,6 +237,8 @@ export function createEmails(deps: {
     refuseSuppressed,
 
     refuseOverCap,
+
+    refuseSuspended,
 
     async get(projectId: string, id: string): Promise<EmailRow> {
       const row = isId(id) ? await findEmail(db, requireProjectId(projectId), id) : null;

@@ -29,7 +29,8 @@ export function outcomeWriteOf(row: EmailRow, outcome: SendOutcome): OutcomeWrit
   return {
     emailId: row.id,
     outcome: change,
-    event: emailActivityEvent(event, row, { reason: reasonOf(change) }),
+    // The dispatcher's bounce is the relay's refusal of the handed-over email: no email.sent came before it.
+    event: emailActivityEvent(event, row, { reason: reasonOf(change), ...(event === "email.bounce" ? { refusedAtHandover: true } : {}) }),
     ...(suppressAddress ? { suppress: { projectId: row.projectId, email: row.toEmail, detail: reasonOf(change) } } : {}),
   };
 }

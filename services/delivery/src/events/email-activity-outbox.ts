@@ -40,6 +40,8 @@ export interface EmailActivityDetails {
   subject?: string;
   sender?: string;
   inReplyToEmailId?: string;
+  /** email.bounce: the relay refused the email as it was handed over (no email.sent before it). */
+  refusedAtHandover?: boolean;
 }
 
 export interface EmailActivityFacts {
@@ -87,6 +89,7 @@ export function emailActivityEvent(
       subject: details.subject ?? "",
       sender: details.sender ?? "",
       inReplyToEmailId: details.inReplyToEmailId ?? "",
+      refusedAtHandover: details.refusedAtHandover ?? false,
     }),
   });
   return {

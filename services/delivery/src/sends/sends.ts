@@ -83,6 +83,8 @@ export function createSends(deps: {
 
     async send(projectId: string, request: SendRequest): Promise<{ emails: SentEmail[]; acceptedAt: Date }> {
       requireProjectId(projectId);
+      // Before anything else: a suspended project learns why, whatever the request (docs/api-decisions.md "Reputation guard").
+      await emails.refuseSuspended(projectId);
       const violations = sendRequestViolations(request, deps.attachmentMaxBytes);
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);

@@ -35,6 +35,7 @@ export async function applyEmailActivities(tx: Tx, counts: readonly EmailActivit
       const key = `${projectId} ${day}`;
       const stats = daily.get(key) ?? { projectId, day, sent: 0, bounced: 0, complained: 0 };
       stats[effect.daily]++;
+      if (effect.attempted) stats.sent++;
       daily.set(key, stats);
     }
     if (effect.firstSend) {

@@ -1,6 +1,6 @@
 import type { TokenPurpose } from "./one-time-token.js";
 
-export type AuthEmailKind = TokenPurpose | "invitation";
+export type AuthEmailKind = TokenPurpose | "invitation" | "reputation_warning" | "reputation_suspension";
 
 export interface AuthEmailContent {
   kind: AuthEmailKind;
@@ -69,5 +69,38 @@ export function invitationEmail(
       `If you do not know ${invitation.inviterEmail}, ignore this email.\n\n` +
       // Two short lines: a mail client or transfer encoding may wrap a long one, which must not part the label from the name.
       `Project name, as written by the person who invited you (not by Herald):\n"${quotedProjectName(invitation.projectName)}"\n`,
+  };
+}
+
+/** What the guard's emails say to do; the banner says the same (docs/api-decisions.md "Reputation guard"). */
+const remedy =
+  "Remove addresses that bounce and contacts who did not ask for your mail, send only to people who opted in, " +
+  "and check the project's security page in the dashboard for its rates.";
+
+/**
+ * The reputation guard's warning to a project's owners and admins. The subject is fixed and the project's
+ * free-text name appears only quoted, as in an invitation; the reason is Herald's own words and figures.
+ */
+export function reputationWarningEmail(publicUrl: string, project: { id: string; name: string }, reason: string): AuthEmailContent {
+  const url = link(publicUrl, "dashboard", { project: project.id });
+  return {
+    kind: "reputation_warning",
+    subject: "Your project's sending reputation needs attention",
+    text:
+      `${reason}.\n\nIf it goes on rising, Herald suspends the project's sending to protect every project on this deployment.\n\n` +
+      `${remedy}\n\n${url}\n\nProject (id ${project.id}), named by its owner:\n"${quotedProjectName(project.name)}"\n`,
+  };
+}
+
+/** The reputation guard's notice of a suspension: what stopped, what goes on, and who re-enables it. */
+export function reputationSuspensionEmail(publicUrl: string, project: { id: string; name: string }, reason: string): AuthEmailContent {
+  const url = link(publicUrl, "dashboard", { project: project.id });
+  return {
+    kind: "reputation_suspension",
+    subject: "Your project's sending is suspended",
+    text:
+      `${reason}.\n\nThe project's API refuses new emails, its campaigns are paused where they were and its queued emails are held, ` +
+      "unsent and kept. Tracking and unsubscribe links keep working. The operator of this Herald deployment re-enables it: " +
+      `contact them once the cause is fixed.\n\n${remedy}\n\n${url}\n\nProject (id ${project.id}), named by its owner:\n"${quotedProjectName(project.name)}"\n`,
   };
 }

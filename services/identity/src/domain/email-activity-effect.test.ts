@@ -10,6 +10,11 @@ describe("metering of email activity", () => {
     expect(effectOfEmailActivity("email.sent", "unspecified").usage).toBe("transactional");
     expect(effectOfEmailActivity("email.received", "unspecified")).toEqual({ usage: "inbound" });
     expect(effectOfEmailActivity("email.bounce", "transactional")).toEqual({ daily: "bounced" });
+    // Refused at the relay's door, with no email.sent before it: an attempt as well as a bounce.
+    expect(effectOfEmailActivity("email.bounce", "transactional", { refusedAtHandover: true })).toEqual({
+      daily: "bounced",
+      attempted: true,
+    });
     expect(effectOfEmailActivity("email.complaint", "campaign")).toEqual({ daily: "complained" });
     expect(effectOfEmailActivity("email.open", "campaign")).toEqual({});
   });

@@ -11,6 +11,8 @@ export interface EmailActivityEffect {
   daily?: "sent" | "bounced" | "complained";
   /** A sent email also completes the "first email" onboarding step. */
   firstSend?: boolean;
+  /** A bounce at the relay's door is an attempt too: counted in the day's `sent` as well as `bounced`. */
+  attempted?: boolean;
 }
 
 const usageOfCategory: Record<ActivityCategory, UsageCategory> = {
@@ -22,14 +24,18 @@ const usageOfCategory: Record<ActivityCategory, UsageCategory> = {
   inbound: "inbound",
 };
 
-export function effectOfEmailActivity(type: string, category: ActivityCategory): EmailActivityEffect {
+export function effectOfEmailActivity(
+  type: string,
+  category: ActivityCategory,
+  details: { refusedAtHandover?: boolean } = {},
+): EmailActivityEffect {
   switch (type) {
     case "email.sent":
       return { usage: usageOfCategory[category], daily: "sent", firstSend: true };
     case "email.received":
       return { usage: "inbound" };
     case "email.bounce":
-      return { daily: "bounced" };
+      return details.refusedAtHandover ? { daily: "bounced", attempted: true } : { daily: "bounced" };
     case "email.complaint":
       return { daily: "complained" };
     default:

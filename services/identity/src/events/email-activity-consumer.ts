@@ -7,6 +7,7 @@ import type { Db } from "../db/client.js";
 import { applyEmailActivities, type EmailActivityCount } from "../db/usage.js";
 import { type ActivityCategory, effectOfEmailActivity } from "../domain/email-activity-effect.js";
 import { isId } from "../domain/ids.js";
+import type { ReputationGuard } from "../projects/reputation-guard.js";
 
 export const emailActivityGroupId = "identity.email-activity";
 
@@ -18,7 +19,10 @@ const categoryNames: Record<EmailCategory, ActivityCategory> = {
   [EmailCategory.INBOUND]: "inbound",
 };
 
-/** Meters sends per billing category and keeps the daily reputation counts, from delivery's activity. */
+/**
+ * Meters sends per billing category and keeps the daily reputation counts, from delivery's activity; the
+ * reputation guard then judges the projects whose counts the chunk changed, in the same transaction.
+ */
 export function createEmailActivityConsumer(deps: {
   kafka: Kafka;
   db: Db;
@@ -26,6 +30,7 @@ export function createEmailActivityConsumer(deps: {
   fromBeginning?: boolean;
   /** Tests that share a broker with a running identity use a group of their own. */
   groupId?: string;
+  guard?: ReputationGuard;
 }): EventConsumer {
   return createEventConsumer({
     kafka: deps.kafka,
@@ -47,7 +52,9 @@ export function createEmailActivityConsumer(deps: {
           deps.logger.warn({ err: error, eventId: event.eventId }, "skipping email activity whose payload cannot be read");
           continue;
         }
-        const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified");
+        const effect = effectOfEmailActivity(event.type, categoryNames[activity?.category ?? EmailCategory.UNSPECIFIED] ?? "unspecified", {
+          refusedAtHandover: activity?.refusedAtHandover ?? false,
+        });
         if (!effect.usage && !effect.daily) continue;
         if (!isId(event.projectId)) {
           deps.logger.warn({ eventId: event.eventId, projectId: event.projectId }, "skipping email activity of a malformed project id");
@@ -56,6 +63,8 @@ export function createEmailActivityConsumer(deps: {
         counts.push({ projectId: event.projectId, occurredAt: event.occurredAt ? timestampDate(event.occurredAt) : new Date(), effect });
       }
       await applyEmailActivities(tx, counts);
+      const judged = new Set(counts.flatMap((count) => (count.effect.daily ? [count.projectId] : [])));
+      if (deps.guard && judged.size > 0) await deps.guard(tx, [...judged]);
     },
   });
 }

@@ -14,15 +14,17 @@ import {
   replaceProjectKeys,
   updateProject,
 } from "../db/projects.js";
+import { currentWarning, guardStandings, liftReputationSuspension, type ReputationWarning, windowStartOf } from "../db/reputation.js";
 import { liftSuspensions, openSuspension, recentSuspensions, type Suspension } from "../db/suspensions.js";
 import { clearSendingActivity, reputationCounts } from "../db/usage.js";
 import { findUserById } from "../db/users.js";
 import { generateProjectKeys, type KeyKind, keyKindOf, type ProjectKeys } from "../domain/api-keys.js";
 import { isId } from "../domain/ids.js";
 import { validProjectName } from "../domain/project-name.js";
+import { defaultReputationThresholds, guardRatesOf, type ReputationThresholds } from "../domain/reputation-guard.js";
 import { assertCanManage, assertIsOwner } from "../domain/roles.js";
 import { disabledByOwner, reputationRates, securityWindowDays } from "../domain/security-state.js";
-import { recordProjectEvent } from "../events/project-lifecycle.js";
+import { recordProjectEvent, recordProjectStatus } from "../events/project-lifecycle.js";
 import { projectNotFound, requireMembership, requireProjectReader } from "./project-access.js";
 
 export interface SetupState {
@@ -40,6 +42,13 @@ export interface SecurityState {
   complaintRate: number;
   disabled: boolean;
   suspensions: Suspension[];
+  /** The reputation guard's state: its suspension, its warning, and the window it judges. */
+  suspendedReason: string | null;
+  warning: ReputationWarning | null;
+  windowDays: number;
+  windowSent: bigint;
+  windowBounceRate: number;
+  windowComplaintRate: number;
 }
 
 export interface Projects {
@@ -52,13 +61,16 @@ export interface Projects {
   resolveApiKey(key: string): Promise<{ projectId: string; kind: KeyKind; disabled: boolean }>;
   setupState(userId: string, projectId: string): Promise<SetupState>;
   securityState(userId: string, projectId: string): Promise<SecurityState>;
+  /** The operator's re-enabling of a suspended project (no member may); PROJECT_NOT_SUSPENDED when it was not. */
+  reenable(projectId: string, note: string): Promise<boolean>;
 }
 
 const invalidApiKey = () => new DomainError("unauthenticated", "INVALID_API_KEY", "Invalid API key");
 
 /** Projects, their keys and their lifecycle; every change that others must hear of goes out through the outbox. */
-export function createProjects(deps: { db: Db; nudgeOutbox: () => void }): Projects {
+export function createProjects(deps: { db: Db; nudgeOutbox: () => void; reputation?: ReputationThresholds }): Projects {
   const { db, nudgeOutbox } = deps;
+  const reputation = deps.reputation ?? defaultReputationThresholds;
 
   return {
     list: (userId) => (isId(userId) ? listProjectsOfUser(db, userId) : Promise.resolve([])),
@@ -93,13 +105,10 @@ export function createProjects(deps: { db: Db; nudgeOutbox: () => void }): Proje
           disabled: toggled ? change.disabled : undefined,
         });
         if (renamed) await recordProjectEvent(tx, "project.updated", projectId, userId);
-        if (toggled && after.disabled) {
-          await openSuspension(tx, projectId, disabledByOwner, now);
-          await recordProjectEvent(tx, "project.disabled", projectId, userId);
-        } else if (toggled) {
-          await liftSuspensions(tx, projectId, now);
-          await recordProjectEvent(tx, "project.enabled", projectId, userId);
-        }
+        if (toggled && after.disabled) await openSuspension(tx, projectId, disabledByOwner, now);
+        else if (toggled) await liftSuspensions(tx, projectId, now);
+        // Enabling a project the reputation guard suspended announces the suspension: only the operator lifts it.
+        if (toggled) await recordProjectStatus(tx, after, userId);
         return after;
       });
       nudgeOutbox();
@@ -164,7 +173,40 @@ export function createProjects(deps: { db: Db; nudgeOutbox: () => void }): Proje
         reputationCounts(db, projectId, new Date(), securityWindowDays),
         recentSuspensions(db, projectId),
       ]);
-      return { ...counts, ...reputationRates(counts), disabled: project.disabled, suspensions };
+      const now = new Date();
+      const [standing] = await guardStandings(db, [projectId], now, reputation.windowDays);
+      const windowStart = windowStartOf(now, reputation.windowDays);
+      const since = standing?.reputationSince && standing.reputationSince > windowStart ? standing.reputationSince : windowStart;
+      const window = standing ?? { sent: 0n, bounced: 0n, complained: 0n };
+      const rates = guardRatesOf(window);
+      return {
+        ...counts,
+        ...reputationRates(counts),
+        disabled: project.disabled,
+        suspensions,
+        suspendedReason: project.suspendedReason,
+        warning: await currentWarning(db, projectId, since),
+        windowDays: reputation.windowDays,
+        windowSent: window.sent,
+        windowBounceRate: rates.bounceRate,
+        windowComplaintRate: rates.complaintRate,
+      };
+    },
+
+    async reenable(projectId, note) {
+      if (!isId(projectId)) throw projectNotFound();
+      const lifted = await db.$transaction(async (tx) => {
+        const project = await liftReputationSuspension(tx, projectId, note, new Date());
+        if (!project) {
+          if (!(await tx.project.findUnique({ where: { id: projectId }, select: { id: true } }))) throw projectNotFound();
+          throw new DomainError("conflict", "PROJECT_NOT_SUSPENDED", "This project is not suspended: there is nothing to re-enable");
+        }
+        // Still disabled by its owner: it stays stopped, and project.disabled was the last word already.
+        if (!project.disabled) await recordProjectEvent(tx, "project.enabled", projectId, "");
+        return true;
+      });
+      if (lifted) nudgeOutbox();
+      return lifted;
     },
   };
 }

@@ -63,14 +63,34 @@ export function createProjectRpc(deps: { projects: Projects; members: Members })
 
     async getSecurityState(request) {
       const state = await projects.securityState(request.userId, request.projectId);
+      const { suspendedReason, warning, windowDays, ...counts } = state;
       return {
-        ...state,
+        ...counts,
         suspensions: state.suspensions.map((suspension) => ({
           reason: suspension.reason,
           suspendedAt: timestampFromDate(suspension.suspendedAt),
           liftedAt: suspension.liftedAt ? timestampFromDate(suspension.liftedAt) : undefined,
+          kind: suspension.kind,
+          bounceRate: suspension.bounceRate ?? 0,
+          complaintRate: suspension.complaintRate ?? 0,
+          liftedBy: suspension.liftedBy ?? "",
         })),
+        suspended: suspendedReason !== null,
+        suspensionReason: suspendedReason ?? "",
+        windowDays: BigInt(windowDays),
+        warning: warning
+          ? {
+              reason: warning.reason,
+              warnedAt: timestampFromDate(warning.warnedAt),
+              bounceRate: warning.bounceRate,
+              complaintRate: warning.complaintRate,
+            }
+          : undefined,
       };
+    },
+
+    async reenableProject(request) {
+      return { lifted: await projects.reenable(request.projectId, request.note) };
     },
 
     async listMembers(request) {

@@ -20,11 +20,33 @@ const SecurityStateSchema = Type.Object({
   disabled: Type.Boolean(),
   suspensions: Type.Array(
     Type.Object({
+      /** owner (a member disabled the project) or reputation (the guard suspended its sending). */
+      kind: Type.String(),
       reason: Type.String(),
       suspendedAt: Type.Union([Type.String(), Type.Null()]),
       liftedAt: Type.Union([Type.String(), Type.Null()]),
+      /** owner or operator; null while it lasts. */
+      liftedBy: Type.Union([Type.String(), Type.Null()]),
+      /** The window's rates when a reputation suspension began; null for an owner's. */
+      bounceRate: Type.Union([Type.Number(), Type.Null()]),
+      complaintRate: Type.Union([Type.Number(), Type.Null()]),
     }),
   ),
+  /** The reputation guard: whether it suspended the project's sending, and why. */
+  suspended: Type.Boolean(),
+  suspensionReason: Type.Union([Type.String(), Type.Null()]),
+  /** Its last warning since the project was re-enabled, within the window: the dashboard's banner. */
+  warning: Type.Union([
+    Type.Object({
+      reason: Type.String(),
+      warnedAt: Type.Union([Type.String(), Type.Null()]),
+      bounceRate: Type.Number(),
+      complaintRate: Type.Number(),
+    }),
+    Type.Null(),
+  ]),
+  /** The rates the guard judges: over its window (REPUTATION_WINDOW_DAYS), since the project was last re-enabled. */
+  window: Type.Object({ days: Type.Integer(), sent: Type.Integer(), bounceRate: Type.Number(), complaintRate: Type.Number() }),
 });
 
 const toSecurityJson = (state: GetSecurityStateResponse) => ({
@@ -34,11 +56,34 @@ const toSecurityJson = (state: GetSecurityStateResponse) => ({
   bounceRate: state.bounceRate,
   complaintRate: state.complaintRate,
   disabled: state.disabled,
-  suspensions: state.suspensions.map((suspension) => ({
-    reason: suspension.reason,
-    suspendedAt: iso(suspension.suspendedAt),
-    liftedAt: iso(suspension.liftedAt),
-  })),
+  suspensions: state.suspensions.map((suspension) => {
+    const reputation = suspension.kind === "reputation";
+    return {
+      kind: suspension.kind || "owner",
+      reason: suspension.reason,
+      suspendedAt: iso(suspension.suspendedAt),
+      liftedAt: iso(suspension.liftedAt),
+      liftedBy: suspension.liftedBy || null,
+      bounceRate: reputation ? suspension.bounceRate : null,
+      complaintRate: reputation ? suspension.complaintRate : null,
+    };
+  }),
+  suspended: state.suspended,
+  suspensionReason: state.suspended ? state.suspensionReason : null,
+  warning: state.warning
+    ? {
+        reason: state.warning.reason,
+        warnedAt: iso(state.warning.warnedAt),
+        bounceRate: state.warning.bounceRate,
+        complaintRate: state.warning.complaintRate,
+      }
+    : null,
+  window: {
+    days: Number(state.windowDays),
+    sent: Number(state.windowSent),
+    bounceRate: state.windowBounceRate,
+    complaintRate: state.windowComplaintRate,
+  },
 });
 
 /** The user a request acts for: the session's user, or none when a project's secret key is used. */
