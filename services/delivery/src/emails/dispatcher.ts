@@ -116,7 +116,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     try {
       const domain = domainOfAddress(row.fromEmail);
       if (!key) return unverifiedDomainOutcome(domain);
-      const result = await sender.send(outgoingEmailOf(row, domain, options.returnPathOf?.(row.id)), key);
+      const result = await sender.send(outgoingEmailOf(row, domain, options.returnPathOf?.(row.id)), key, laneOf(row.category));
       return sentOutcome(result, new Date());
     } catch (error) {
       deferred = isDestinationDeferral(error);

@@ -1,3 +1,4 @@
+import type { Lane } from "../domain/lanes.js";
 import type { OutgoingEmail } from "./message.js";
 
 /** The sending domain's own DKIM key: `<keySelector>._domainkey.<domainName>` publishes its public half. */
@@ -20,7 +21,11 @@ export interface SendResult {
  * SMTP (nodemailer) is the default; AWS SES comes later behind the same interface.
  */
 export interface MailProvider {
-  send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult>;
+  /**
+   * `lane`: bulk sends wait behind urgent ones for a build thread and an SMTP connection, so that a campaign's
+   * sends in flight do not stand in front of a receipt (docs/operations.md "Lanes"). Without it, urgent.
+   */
+  send(email: OutgoingEmail, dkim: DkimSigningKey, lane?: Lane): Promise<SendResult>;
   /** Lets sends in flight finish, then closes the connections; later sends fail as temporary. */
   close(): Promise<void>;
 }
@@ -90,13 +95,13 @@ export class SendFailure extends Error {
  * What every provider does around its own sending: refuses sends once closed, and
  * lets close() wait for the sends in flight before the provider lets its connections go.
  */
-export function closableSends(name: string, send: (email: OutgoingEmail, dkim: DkimSigningKey) => Promise<SendResult>) {
+export function closableSends(name: string, send: (email: OutgoingEmail, dkim: DkimSigningKey, lane: Lane) => Promise<SendResult>) {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
   return {
-    send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
+    send(email: OutgoingEmail, dkim: DkimSigningKey, lane: Lane = "urgent"): Promise<SendResult> {
       if (closed) return Promise.reject(new SendFailure(`the ${name} provider is closed`, { kind: "temporary", reason: "closed" }));
-      const sending = send(email, dkim);
+      const sending = send(email, dkim, lane);
       const tracked = sending.catch(() => undefined);
       inFlight.add(tracked);
       void tracked.finally(() => inFlight.delete(tracked));

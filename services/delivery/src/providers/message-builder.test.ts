@@ -78,4 +78,17 @@ describe("message builder", () => {
     await expect(threaded.build(broken)).rejects.toThrow(`the message could not be DKIM-signed for ${testDomain}`);
     expect(await signing.dkimResultOf((await threaded.build(request())).raw)).toBe("pass");
   });
+
+  it("builds an urgent message before the bulk ones queued for a thread", async () => {
+    // 2 threads × 16 tasks each take the first 32; the rest wait in the queue, where the urgent one goes first.
+    const finished: string[] = [];
+    const track = (label: string, lane: "urgent" | "bulk") =>
+      threaded.build(request(), lane).then(() => {
+        finished.push(label);
+      });
+    const bulk = Array.from({ length: 96 }, (_, index) => track(`bulk ${index}`, "bulk"));
+    const urgent = track("urgent", "urgent");
+    await Promise.all([...bulk, urgent]);
+    expect(finished.indexOf("urgent")).toBeLessThan(48);
+  });
 });

@@ -1,9 +1,10 @@
-import { Piscina } from "piscina";
+import { ArrayTaskQueue, Piscina, type TaskQueue } from "piscina";
+import type { Lane } from "../domain/lanes.js";
 import { type BuildRequest, type BuiltMessage, bufferOf, buildSignedMessage } from "./signed-message.js";
 
 export interface MessageBuilder {
-  /** The message built and DKIM-signed, as it goes on the wire. */
-  build(request: BuildRequest): Promise<{ raw: Buffer; envelope: BuiltMessage["envelope"] }>;
+  /** The message built and DKIM-signed, as it goes on the wire; a bulk build waits behind every urgent one queued. */
+  build(request: BuildRequest, lane?: Lane): Promise<{ raw: Buffer; envelope: BuiltMessage["envelope"] }>;
   /** Lets the builds under way finish, then stops the threads. */
   close(): Promise<void>;
 }
@@ -18,6 +19,30 @@ const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./signed-message.
  * replies, the queue's statements, RPCs). The DKIM key crosses to a thread as a KeyObject, so that no
  * thread parses its PEM again.
  */
+/** Piscina's queue of tasks waiting for a thread, urgent ones first (each kind in its order). */
+class LaneTaskQueue implements TaskQueue {
+  private readonly urgent = new ArrayTaskQueue();
+  private readonly bulk = new ArrayTaskQueue();
+
+  get size(): number {
+    return this.urgent.size + this.bulk.size;
+  }
+
+  push(task: Parameters<TaskQueue["push"]>[0]): void {
+    const options = task[Piscina.queueOptionsSymbol as keyof typeof task] as { lane?: Lane } | null;
+    (options?.lane === "bulk" ? this.bulk : this.urgent).push(task);
+  }
+
+  shift(): ReturnType<TaskQueue["shift"]> {
+    return this.urgent.shift() ?? this.bulk.shift();
+  }
+
+  remove(task: Parameters<TaskQueue["remove"]>[0]): void {
+    this.urgent.remove(task);
+    this.bulk.remove(task);
+  }
+}
+
 export function createMessageBuilder(threads: number): MessageBuilder {
   if (threads === 0) {
     return {
@@ -36,10 +61,13 @@ export function createMessageBuilder(threads: number): MessageBuilder {
     // A build waits on stream callbacks: the threads keep their event loops running between tasks.
     atomics: "async",
     concurrentTasksPerWorker: 16,
+    taskQueue: new LaneTaskQueue(),
   });
   return {
-    async build(request) {
-      const { raw, envelope } = await pool.run(request);
+    async build(request, lane = "urgent") {
+      // The lane rides on the task for the queue alone: a symbol key is not copied to the thread.
+      const task: BuildRequest = Object.assign({ [Piscina.queueOptionsSymbol]: { lane } }, request);
+      const { raw, envelope } = await pool.run(task);
       return { raw: bufferOf(raw), envelope };
     },
     close: () => pool.close(),

@@ -1,4 +1,5 @@
 import { SESv2Client, SESv2ServiceException, SendEmailCommand } from "@aws-sdk/client-sesv2";
+import type { Lane } from "../domain/lanes.js";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
 import { createMessageBuilder } from "./message-builder.js";
@@ -116,14 +117,17 @@ export function createSesProvider(options: SesProviderOptions): MailProvider {
   const signingKeys = new SigningKeys(1_000);
   const builder = createMessageBuilder(options.buildThreads ?? 0);
 
-  async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
+  async function send(email: OutgoingEmail, dkim: DkimSigningKey, lane: Lane): Promise<SendResult> {
     try {
       const message = toNodemailerMessage(email);
-      const { raw } = await builder.build({
-        message,
-        dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
-        headerFieldNames: sesDkimSignedHeaderFields,
-      });
+      const { raw } = await builder.build(
+        {
+          message,
+          dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
+          headerFieldNames: sesDkimSignedHeaderFields,
+        },
+        lane,
+      );
       const answer = await client.send(
         new SendEmailCommand({
           FromEmailAddress: email.from.email,

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createSmtpPool, type SmtpError, type SmtpPool } from "./smtp-pool.js";
 
 /** A relay of our own (smtp-server, with its built-in self-signed certificate for STARTTLS) that counts what it sees. */
@@ -208,6 +208,28 @@ describe("SMTP pool", () => {
     await expect(smtp.send(envelope, raw(3), 5_000)).resolves.toBe("250 2.0.0 Ok");
     expect(received.map((message) => /Subject: (\d+)/.exec(message)?.[1])).toEqual(["1", "3"]);
     expect(relay.seen.connections).toBe(1);
+  });
+
+  it("hands a free connection to an urgent send before the bulk sends that waited longer", async () => {
+    const relay = await startRelay({
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+        stream.on("end", () => {
+          relay.seen.messages.push({ connection: "", secure: false, raw: Buffer.concat(chunks).toString() });
+          setTimeout(() => callback(null, "2.0.0 Ok"), 100);
+        });
+      },
+    });
+    relays.push(relay);
+    const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1 });
+    const first = smtp.send(envelope, raw(1), 5_000, "bulk");
+    // The one connection is busy with the first message before the others ask for it.
+    await vi.waitFor(() => expect(relay.seen.messages).toHaveLength(1));
+    const later = [smtp.send(envelope, raw(2), 5_000, "bulk"), smtp.send(envelope, raw(3), 5_000, "bulk")];
+    const urgent = smtp.send(envelope, raw(4), 5_000, "urgent");
+    await Promise.all([first, ...later, urgent]);
+    expect(relay.seen.messages.map((message) => /Subject: (\d+)/.exec(message.raw)?.[1])).toEqual(["1", "4", "2", "3"]);
   });
 
   it("refuses sends once closed", async () => {

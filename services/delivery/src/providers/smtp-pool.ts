@@ -1,5 +1,6 @@
 import { parseConnectionUrl } from "nodemailer/lib/shared";
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPEnvelope } from "nodemailer/lib/smtp-connection";
+import type { Lane } from "../domain/lanes.js";
 
 export interface SmtpPoolOptions {
   /** `smtp://user:pass@host:port` (STARTTLS when offered), `smtps://…` (TLS from the first byte); nodemailer's query options (`?requireTLS=true`, `?tls.rejectUnauthorized=false`). */
@@ -21,9 +22,10 @@ export interface SmtpPool {
   /**
    * Sends a message that is already built and signed; answers the relay's final reply. Rejects with
    * nodemailer's error, or with a `TimeoutError` when no connection is free within `timeoutMs` or the
-   * transmission on it takes longer than `timeoutMs`: at most twice `timeoutMs` in all.
+   * transmission on it takes longer than `timeoutMs`: at most twice `timeoutMs` in all. A bulk send gets a
+   * connection only when no urgent send waits for one.
    */
-  send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string>;
+  send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number, lane?: Lane): Promise<string>;
   /** Closes every connection; sends waiting for one fail. */
   close(): void;
 }
@@ -62,7 +64,9 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     logger: false,
   };
   const idle: Pooled[] = [];
-  const waiters: Waiter[] = [];
+  const waiting: Record<Lane, Waiter[]> = { urgent: [], bulk: [] };
+  const waiters = () => waiting.urgent.length + waiting.bulk.length;
+  const nextWaiter = (): Waiter | undefined => waiting.urgent.shift() ?? waiting.bulk.shift();
   let open = 0;
   let opening = 0;
   let closed = false;
@@ -116,12 +120,12 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
   /** Hands idle connections to waiting sends, and opens connections for the rest up to the cap. */
   function pump(): void {
     if (closed) return;
-    while (waiters.length > 0 && idle.length > 0) {
+    while (waiters() > 0 && idle.length > 0) {
       const pooled = idle.pop() as Pooled;
       clearTimeout(pooled.idleTimer);
-      waiters.shift()?.resolve(pooled);
+      nextWaiter()?.resolve(pooled);
     }
-    while (waiters.length > opening && open < options.maxConnections) {
+    while (waiters() > opening && open < options.maxConnections) {
       open++;
       opening++;
       connect().then(
@@ -133,7 +137,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
           opening--;
           open--;
           // The send that asked for this connection learns why there is none; the others wait for their own.
-          waiters.shift()?.reject(error);
+          nextWaiter()?.reject(error);
           pump();
         },
       );
@@ -146,7 +150,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
       discard(pooled, true);
       return;
     }
-    const waiter = waiters.shift();
+    const waiter = nextWaiter();
     if (waiter) {
       waiter.resolve(pooled);
       return;
@@ -156,19 +160,20 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     pooled.idleTimer.unref();
   }
 
-  function acquire(): { connection: Promise<Pooled>; cancel(): void } {
+  function acquire(lane: Lane): { connection: Promise<Pooled>; cancel(): void } {
     let waiter: Waiter | undefined;
+    const queue = waiting[lane];
     const connection = new Promise<Pooled>((resolve, reject) => {
       if (closed) return reject(closedError());
       waiter = { resolve, reject };
-      waiters.push(waiter);
+      queue.push(waiter);
       pump();
     });
     return {
       connection,
       cancel() {
-        const index = waiter ? waiters.indexOf(waiter) : -1;
-        if (index !== -1) waiters.splice(index, 1);
+        const index = waiter ? queue.indexOf(waiter) : -1;
+        if (index !== -1) queue.splice(index, 1);
       },
     };
   }
@@ -197,8 +202,8 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
   const timeoutError = (message: string) => Object.assign(new Error(message), { name: "TimeoutError", code: "ETIMEDOUT" });
 
   /** A connection by the deadline; past it the wait is given up (nothing was sent) and a connection that comes late goes back to the pool. */
-  function acquireBy(deadline: number, timeoutMs: number): Promise<Pooled> {
-    const acquired = acquire();
+  function acquireBy(lane: Lane, deadline: number, timeoutMs: number): Promise<Pooled> {
+    const acquired = acquire(lane);
     let late = false;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -233,12 +238,12 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     });
   }
 
-  async function send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number): Promise<string> {
+  async function send(envelope: SMTPEnvelope, raw: Buffer, timeoutMs: number, lane: Lane = "urgent"): Promise<string> {
     // The wait for a connection and the transmission have a limit each: on one budget, a message that waited most of it
     // for a connection would time out while the relay was accepting it, and be sent again (the same Message-ID, twice).
     const connectionDeadline = Date.now() + timeoutMs;
     for (let tries = 1; ; tries++) {
-      const pooled = await acquireBy(connectionDeadline, timeoutMs);
+      const pooled = await acquireBy(lane, connectionDeadline, timeoutMs);
       const reused = pooled.messages > 0;
       try {
         return await sendWithin(pooled, envelope, raw, timeoutMs);
@@ -255,7 +260,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     send,
     close() {
       closed = true;
-      for (const waiter of waiters.splice(0)) waiter.reject(closedError());
+      for (const waiter of [...waiting.urgent.splice(0), ...waiting.bulk.splice(0)]) waiter.reject(closedError());
       for (const pooled of [...idle]) discard(pooled, true);
     },
   };

@@ -2,6 +2,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { type Cache, createCache } from "@herald/platform";
 import type { NodemailerError } from "nodemailer";
 import type { SMTPEnvelope } from "nodemailer/lib/smtp-connection";
+import type { Lane } from "../domain/lanes.js";
 import { closableSends, type DkimSigningKey, type MailProvider, SendFailure, type SendResult } from "./mail-provider.js";
 import { InvalidMessageError, type OutgoingEmail, toNodemailerMessage } from "./message.js";
 import { createMessageBuilder } from "./message-builder.js";
@@ -157,15 +158,18 @@ export function createSmtpProvider(options: SmtpProviderOptions): MailProvider {
   const signingKeys = new SigningKeys(1_000);
   const builder = createMessageBuilder(options.buildThreads ?? 0);
 
-  async function send(email: OutgoingEmail, dkim: DkimSigningKey): Promise<SendResult> {
+  async function send(email: OutgoingEmail, dkim: DkimSigningKey, lane: Lane): Promise<SendResult> {
     try {
       const message = toNodemailerMessage(email);
-      const { raw, envelope } = await builder.build({
-        message,
-        dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
-        headerFieldNames: dkimSignedHeaderFields,
-      });
-      const response = await pool.send({ from: envelope.from, to: envelope.to } as SMTPEnvelope, raw, sendTimeoutMs);
+      const { raw, envelope } = await builder.build(
+        {
+          message,
+          dkim: { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeys.get(dkim) },
+          headerFieldNames: dkimSignedHeaderFields,
+        },
+        lane,
+      );
+      const response = await pool.send({ from: envelope.from, to: envelope.to } as SMTPEnvelope, raw, sendTimeoutMs, lane);
       return { providerMessageId: message.messageId, response };
     } catch (error) {
       throw classifySmtpError(error);
