@@ -1,7 +1,7 @@
 import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
-import { createTransport } from "nodemailer";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { verifiedDomain } from "./support/domains.js";
+import { deliveryStatusReport, feedbackReport, receiverMta } from "./support/feedback-reports.js";
 import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 
@@ -12,45 +12,7 @@ const sink = testSmtpSinkClient(smtp.controlUrl);
 
 type ActivityPage = { data: Array<{ type: string; emailId: string; recipient: string; reason: string | null }> };
 
-/** A receiver's mail server returning a report: from the null sender, to the return path, over SMTP to delivery's INBOUND_SMTP_PORT. */
-const receiverMta = createTransport({ host: "127.0.0.1", port: inboundSmtp.port, secure: false, ignoreTLS: true });
-const returnReport = (returnPath: string, raw: string) => receiverMta.sendMail({ envelope: { from: "", to: [returnPath] }, raw });
-
-/** A delivery status notification (RFC 3464) as Postfix writes one. */
-function dsn(options: { returnPath: string; recipient: string; action: string; status: string; diagnostic: string; id: string }): string {
-  return [
-    "From: MAILER-DAEMON@mx.receiver.test (Mail Delivery System)",
-    `To: ${options.returnPath}`,
-    "Subject: Undelivered Mail Returned to Sender",
-    `Message-ID: <${options.id}@mx.receiver.test>`,
-    "MIME-Version: 1.0",
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="report"',
-    "",
-    "--report",
-    "Content-Type: text/plain",
-    "",
-    "This is the mail system at host mx.receiver.test. Your message could not be delivered.",
-    "",
-    "--report",
-    "Content-Type: message/delivery-status",
-    "",
-    "Reporting-MTA: dns; mx.receiver.test",
-    "",
-    `Final-Recipient: rfc822; ${options.recipient}`,
-    `Action: ${options.action}`,
-    `Status: ${options.status}`,
-    `Diagnostic-Code: smtp; ${options.diagnostic}`,
-    "",
-    "--report",
-    "Content-Type: text/rfc822-headers",
-    "",
-    `To: ${options.recipient}`,
-    "Subject: Hi",
-    "",
-    "--report--",
-    "",
-  ].join("\r\n");
-}
+const returnReport = receiverMta(inboundSmtp.port);
 
 describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_SMTP_PORT)", () => {
   let project: CreatedProject;
@@ -101,7 +63,7 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
   it("records a permanent bounce once, however often it arrives, and suppresses the address in this project only", async () => {
     const to = uniqueEmail("dsn-hard");
     const { emailId, returnPath } = await sentReturnPath(to);
-    const report = dsn({
+    const report = deliveryStatusReport({
       returnPath,
       recipient: to,
       action: "failed",
@@ -131,7 +93,14 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     const { emailId, returnPath } = await sentReturnPath(to);
     await returnReport(
       returnPath,
-      dsn({ returnPath, recipient: to, action: "failed", status: "4.2.2", diagnostic: "452 4.2.2 mailbox full", id: `soft-${emailId}` }),
+      deliveryStatusReport({
+        returnPath,
+        recipient: to,
+        action: "failed",
+        status: "4.2.2",
+        diagnostic: "452 4.2.2 mailbox full",
+        id: `soft-${emailId}`,
+      }),
     );
     const activity = await eventually(
       () => activityOf(emailId),
@@ -149,7 +118,7 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
       /-([0-9a-f]{16})@/,
       (_, tag: string) => `-${tag.endsWith("0") ? `${tag.slice(0, -1)}1` : `${tag.slice(0, -1)}0`}@`,
     );
-    const report = dsn({
+    const report = deliveryStatusReport({
       returnPath: forged,
       recipient: to,
       action: "failed",
@@ -173,41 +142,14 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     const [message] = await sink.messages(to);
     const messageId = /^Message-ID:\s*(<[^>]+>)/im.exec(message?.raw ?? "")?.[1] ?? "";
     const arf = (id: string, originalReturnPath?: string) =>
-      [
-        "From: feedback@fbl.receiver.test",
-        `To: fbl@${inboundSmtp.bounceDomain}`,
-        "Subject: FW: Hi",
-        `Message-ID: <arf-${id}@fbl.receiver.test>`,
-        "MIME-Version: 1.0",
-        'Content-Type: multipart/report; report-type=feedback-report; boundary="arf"',
-        "",
-        "--arf",
-        "Content-Type: text/plain",
-        "",
-        "This is an email abuse report.",
-        "",
-        "--arf",
-        "Content-Type: message/feedback-report",
-        "",
-        "Feedback-Type: abuse",
-        "User-Agent: ReceiverFBL/1.0",
-        "Version: 1",
-        "",
-        "--arf",
-        "Content-Type: message/rfc822",
-        "",
-        ...(originalReturnPath ? [`Return-Path: <${originalReturnPath}>`] : []),
-        `From: hello@${domain}`,
-        "To: redacted@receiver.test",
-        `Message-ID: ${messageId}`,
-        `X-Herald-Email-ID: ${emailId}`,
-        "Subject: Hi",
-        "",
-        "Hi",
-        "",
-        "--arf--",
-        "",
-      ].join("\r\n");
+      feedbackReport({
+        to: `fbl@${inboundSmtp.bounceDomain}`,
+        id,
+        emailId,
+        ...(originalReturnPath ? { returnPath: originalReturnPath } : {}),
+        from: `hello@${domain}`,
+        messageId,
+      });
     const fbl = `fbl@${inboundSmtp.bounceDomain}`;
     // Knowing the email's id and Message-ID is not enough: the return path's tag must verify.
     const forged = returnPath.replace(/-([0-9a-f]{16})@/, "-0000000000000000@");
@@ -232,7 +174,7 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     const { emailId, returnPath } = await sentReturnPath(to);
     await returnReport(
       returnPath,
-      dsn({
+      deliveryStatusReport({
         returnPath,
         recipient: to,
         action: "failed",
@@ -249,7 +191,7 @@ describe("bounces returned over SMTP to the return path (BOUNCE_DOMAIN, INBOUND_
     expect((await send(to)).status).toBe(200);
 
     const padding = "x".repeat(76);
-    const huge = `${dsn({ returnPath, recipient: to, action: "failed", status: "5.1.1", diagnostic: "550 5.1.1 unknown", id: `huge-${emailId}` })}${`${padding}\r\n`.repeat(Math.ceil(inboundSmtp.maxMessageBytes / 78) + 10)}`;
+    const huge = `${deliveryStatusReport({ returnPath, recipient: to, action: "failed", status: "5.1.1", diagnostic: "550 5.1.1 unknown", id: `huge-${emailId}` })}${`${padding}\r\n`.repeat(Math.ceil(inboundSmtp.maxMessageBytes / 78) + 10)}`;
     await expect(returnReport(returnPath, huge)).rejects.toMatchObject({ responseCode: 552 });
     expect((await send(to)).status).toBe(200);
   });

@@ -1,10 +1,10 @@
 import { testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
-import { createTransport } from "nodemailer";
 import pg from "pg";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { accountEmail } from "./support/auth-emails.js";
 import { verifiedDomain } from "./support/domains.js";
+import { deliveryStatusReport, feedbackReport, receiverMta } from "./support/feedback-reports.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail, verifyAddress } from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 import { type ExecutionJson, finished, workflowBuilder } from "./support/workflows.js";
@@ -18,73 +18,14 @@ const operatorToken = process.env.HERALD_TEST_OPERATOR_TOKEN ?? "";
 /** The shared stack's REPUTATION_MIN_VOLUME (tests/global-setup.ts): the guard judges a project from this many emails. */
 const minVolume = 40;
 
-const receiverMta = createTransport({ host: "127.0.0.1", port: inboundSmtp.port, secure: false, ignoreTLS: true });
-const report = (to: string, raw: string) => receiverMta.sendMail({ envelope: { from: "", to: [to] }, raw });
+const report = receiverMta(inboundSmtp.port);
 
 /** A permanent bounce (RFC 3464), as a receiver's MTA returns it to the email's return path. */
-const bounceOf = (returnPath: string, recipient: string, id: string) =>
-  [
-    "From: MAILER-DAEMON@mx.receiver.test",
-    `To: ${returnPath}`,
-    "Subject: Undelivered Mail Returned to Sender",
-    `Message-ID: <${id}@mx.receiver.test>`,
-    "MIME-Version: 1.0",
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="report"',
-    "",
-    "--report",
-    "Content-Type: text/plain",
-    "",
-    "Your message could not be delivered.",
-    "",
-    "--report",
-    "Content-Type: message/delivery-status",
-    "",
-    "Reporting-MTA: dns; mx.receiver.test",
-    "",
-    `Final-Recipient: rfc822; ${recipient}`,
-    "Action: failed",
-    "Status: 5.1.1",
-    "Diagnostic-Code: smtp; 550 5.1.1 user unknown",
-    "",
-    "--report--",
-    "",
-  ].join("\r\n");
+const bounceOf = (returnPath: string, recipient: string, id: string) => deliveryStatusReport({ returnPath, recipient, id });
 
 /** A feedback loop's complaint (ARF, RFC 5965) quoting the email with its return path. */
 const complaintOf = (returnPath: string, emailId: string, id: string) =>
-  [
-    "From: feedback@fbl.receiver.test",
-    `To: fbl@${inboundSmtp.bounceDomain}`,
-    "Subject: FW: Hi",
-    `Message-ID: <arf-${id}@fbl.receiver.test>`,
-    "MIME-Version: 1.0",
-    'Content-Type: multipart/report; report-type=feedback-report; boundary="arf"',
-    "",
-    "--arf",
-    "Content-Type: text/plain",
-    "",
-    "This is an email abuse report.",
-    "",
-    "--arf",
-    "Content-Type: message/feedback-report",
-    "",
-    "Feedback-Type: abuse",
-    "User-Agent: ReceiverFBL/1.0",
-    "Version: 1",
-    "",
-    "--arf",
-    "Content-Type: message/rfc822",
-    "",
-    `Return-Path: <${returnPath}>`,
-    "To: redacted@receiver.test",
-    `X-Herald-Email-ID: ${emailId}`,
-    "Subject: Hi",
-    "",
-    "Hi",
-    "",
-    "--arf--",
-    "",
-  ].join("\r\n");
+  feedbackReport({ to: `fbl@${inboundSmtp.bounceDomain}`, id, emailId, returnPath });
 
 type SecurityJson = {
   sent: number;
