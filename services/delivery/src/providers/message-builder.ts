@@ -1,4 +1,4 @@
-import { ArrayTaskQueue, Piscina, type TaskQueue } from "piscina";
+import { Piscina, type TaskQueue } from "piscina";
 import type { Lane } from "../domain/lanes.js";
 import { type BuildRequest, type BuiltMessage, bufferOf, buildSignedMessage } from "./signed-message.js";
 
@@ -19,27 +19,39 @@ const threadEntry = new URL(import.meta.url.endsWith(".ts") ? "./signed-message.
  * replies, the queue's statements, RPCs). The DKIM key crosses to a thread as a KeyObject, so that no
  * thread parses its PEM again.
  */
-/** Piscina's queue of tasks waiting for a thread, urgent ones first (each kind in its order). */
+type QueuedTask = Parameters<TaskQueue["push"]>[0];
+
+/** Piscina's queue of tasks waiting for a thread, urgent ones first (each lane in its order). */
 class LaneTaskQueue implements TaskQueue {
-  private readonly urgent = new ArrayTaskQueue();
-  private readonly bulk = new ArrayTaskQueue();
+  private readonly urgent: QueuedTask[] = [];
+  private readonly bulk: QueuedTask[] = [];
 
   get size(): number {
-    return this.urgent.size + this.bulk.size;
+    return this.urgent.length + this.bulk.length;
   }
 
-  push(task: Parameters<TaskQueue["push"]>[0]): void {
-    const options = task[Piscina.queueOptionsSymbol as keyof typeof task] as { lane?: Lane } | null;
-    (options?.lane === "bulk" ? this.bulk : this.urgent).push(task);
+  private laneOf(task: QueuedTask): QueuedTask[] {
+    const options = task[Piscina.queueOptionsSymbol as keyof QueuedTask] as { lane?: Lane } | null;
+    return options?.lane === "bulk" ? this.bulk : this.urgent;
   }
 
-  shift(): ReturnType<TaskQueue["shift"]> {
-    return this.urgent.shift() ?? this.bulk.shift();
+  push(task: QueuedTask): void {
+    this.laneOf(task).push(task);
   }
 
-  remove(task: Parameters<TaskQueue["remove"]>[0]): void {
-    this.urgent.remove(task);
-    this.bulk.remove(task);
+  /** A task piscina could not hand to a thread after all goes back to the head of its lane. */
+  unshift(task: QueuedTask): void {
+    this.laneOf(task).unshift(task);
+  }
+
+  shift(): QueuedTask | null {
+    return this.urgent.shift() ?? this.bulk.shift() ?? null;
+  }
+
+  remove(task: QueuedTask): void {
+    const lane = this.laneOf(task);
+    const index = lane.indexOf(task);
+    if (index !== -1) lane.splice(index, 1);
   }
 }
 
