@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { accountEmail } from "./support/auth-emails.js";
 import { verifiedDomain } from "./support/domains.js";
 import { deliveryStatusReport, feedbackReport, receiverMta } from "./support/feedback-reports.js";
-import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail, verifyAddress } from "./support/http.js";
+import {
+  type CreatedProject,
+  consumerLagMs,
+  createProject,
+  restClient,
+  type SignedInUser,
+  signUp,
+  uniqueEmail,
+  verifyAddress,
+} from "./support/http.js";
 import type { ErrorBody } from "./support/resources.js";
 import { type ExecutionJson, finished, workflowBuilder } from "./support/workflows.js";
 
@@ -106,7 +115,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     for (const [index, email] of sent.slice(0, 2).entries()) {
       await report(email.returnPath, bounceOf(email.returnPath, email.to, `warn-${index}-${email.emailId}`));
     }
-    const warning = await accountEmail(warned.owner.email, "reputation_warning");
+    const warning = await accountEmail(warned.owner.email, "reputation_warning", { timeoutMs: consumerLagMs });
     expect(warning.text).toContain("bounce rate of 5 % over the last 7 days reached the warning level of 5 %");
     expect(warning.text).toContain(warned.project.id);
 
@@ -124,7 +133,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     expect(
       (await sink.messages(warned.owner.email)).filter((message) => message.raw.includes("sending reputation needs attention")),
     ).toHaveLength(1);
-  }, 90_000);
+  }, 150_000);
 
   it("suspends at a 10 % bounce rate: sends are refused, the campaign pauses, queued mail is held; the operator's re-enabling sends each once", async () => {
     const guarded = await sender("guard-suspend");
@@ -175,7 +184,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
       await report(email.returnPath, bounceOf(email.returnPath, email.to, `suspend-${index}-${email.emailId}`));
     }
     // Polled on the security state: a send meanwhile would add to the rate's denominator.
-    await waitUntil(async () => (await securityOf(guarded)).suspended, { timeoutMs: 30_000 });
+    await waitUntil(async () => (await securityOf(guarded)).suspended, { timeoutMs: consumerLagMs });
     // Delivery hears of it through project.suspended, a moment later.
     let refused = await send(guarded, [uniqueEmail("refused")]);
     await waitUntil(
@@ -289,7 +298,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     await report(late.returnPath, bounceOf(late.returnPath, late.to, `late-${late.emailId}`));
     await waitUntil(async () => (await securityOf(guarded)).bounced === 5, { timeoutMs: 30_000 });
     expect((await send(guarded, [uniqueEmail("after-late-bounce")])).status).toBe(200);
-  }, 240_000);
+  }, 300_000);
 
   it("suspends at the complaint threshold, naming the complaint rate", async () => {
     const complained = await sender("guard-complaint");
@@ -297,7 +306,7 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     const first = sent[0];
     if (!first) throw new Error("no email");
     await report(`fbl@${inboundSmtp.bounceDomain}`, complaintOf(first.returnPath, first.emailId, first.emailId));
-    await waitUntil(async () => (await securityOf(complained)).suspended, { timeoutMs: 30_000 });
+    await waitUntil(async () => (await securityOf(complained)).suspended, { timeoutMs: consumerLagMs });
     // Delivery hears of it through project.suspended, a moment later.
     let refused = await send(complained, [uniqueEmail("refused")]);
     await waitUntil(
@@ -332,5 +341,38 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     } finally {
       await browser.close();
     }
-  }, 90_000);
+  }, 150_000);
+
+  it("holds the queue of a project its owner disabled when the guard suspends it, and keeps it disabled", async () => {
+    const disabled = await sender("guard-disabled");
+    const sent = await sendMany(disabled, minVolume);
+    expect(
+      (await call("PATCH", `/users/@me/projects/${disabled.project.id}`, { cookie: disabled.owner.cookie, body: { disabled: true } }))
+        .status,
+    ).toBe(200);
+    for (const [index, email] of sent.slice(0, 4).entries()) {
+      await report(email.returnPath, bounceOf(email.returnPath, email.to, `disabled-${index}-${email.emailId}`));
+    }
+    // The project's keys are refused while it is disabled: its suspension is read where identity keeps it.
+    await waitUntil(
+      async () =>
+        (await pool.query("SELECT 1 FROM identity.projects WHERE id = $1::uuid AND suspended_reason IS NOT NULL", [disabled.project.id]))
+          .rowCount === 1,
+      { timeoutMs: consumerLagMs },
+    );
+    // Delivery heard of the suspension although the project stays disabled: its queued mail is held from now on.
+    await waitUntil(
+      async () =>
+        (await pool.query("SELECT 1 FROM delivery.suspended_projects WHERE project_id = $1::uuid", [disabled.project.id])).rowCount === 1,
+      { timeoutMs: 30_000 },
+    );
+    await waitUntil(
+      async () =>
+        (await pool.query("SELECT 1 FROM campaigns.stopped_projects WHERE project_id = $1::uuid", [disabled.project.id])).rowCount === 1,
+      { timeoutMs: 30_000 },
+    );
+    expect(
+      (await pool.query("SELECT 1 FROM automation.stopped_projects WHERE project_id = $1::uuid", [disabled.project.id])).rowCount,
+    ).toBe(1);
+  }, 150_000);
 });

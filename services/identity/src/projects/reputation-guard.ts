@@ -43,8 +43,10 @@ export function createReputationGuard(deps: {
       const { projectId } = standing;
       if (verdict.level === "suspend") {
         if (!(await suspendForReputation(tx, projectId, verdict.reason, verdict.rates, at))) continue;
-        // A project its owner disabled stays stopped; the suspension's event follows when the owner enables it.
-        if (!standing.disabled) await recordProjectEvent(tx, "project.suspended", projectId, "", verdict.reason);
+        // Every service hears of the suspension, delivery's held queue included; a project its owner disabled is
+        // announced disabled again right after, since that state wins where the services stop work (campaigns, workflows).
+        await recordProjectEvent(tx, "project.suspended", projectId, "", verdict.reason);
+        if (standing.disabled) await recordProjectEvent(tx, "project.disabled", projectId, "");
         await notify(tx, projectId, (project) => reputationSuspensionEmail(deps.publicUrl, project, verdict.reason), at);
         logger.warn({ projectId, ...verdict.rates, reason: verdict.reason }, "project suspended by the reputation guard");
         continue;
