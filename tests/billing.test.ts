@@ -3,7 +3,7 @@ import { createEnvelope, decodeEnvelope, encodeEnvelope, topics } from "@herald/
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { collectMessages, createTestKafka, waitUntil } from "@herald/testing";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { type CreatedProject, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
+import { type CreatedProject, consumerLagMs, createProject, restClient, type SignedInUser, signUp } from "./support/http.js";
 
 const herald = inject("herald");
 const call = restClient(herald.stack.gatewayUrl);
@@ -62,11 +62,11 @@ describe("billing limits, consumption and project reset", () => {
 
     const path = `/users/@me/projects/${project.id}/billing-consumption`;
     await waitUntil(async () => (await call<Consumption>("GET", path, { cookie: owner.cookie })).body.consumption.campaigns === 1, {
-      timeoutMs: 30_000,
+      timeoutMs: consumerLagMs,
     });
     const securityPath = `/projects/${project.id}/security`;
     await waitUntil(async () => (await call<{ bounced: number }>("GET", securityPath, { key: project.secretKey })).body.bounced === 1, {
-      timeoutMs: 30_000,
+      timeoutMs: consumerLagMs,
     });
     const answer = await call<Consumption>("GET", path, { cookie: owner.cookie });
     expect(answer.body.consumption).toEqual({ transactional: 2, campaigns: 1, workflows: 0, inbound: 0 });
@@ -75,7 +75,7 @@ describe("billing limits, consumption and project reset", () => {
     const security = await call<{ sent: number; bounced: number; bounceRate: number }>("GET", securityPath, { key: project.secretKey });
     expect(security.body).toMatchObject({ sent: 3, bounced: 1 });
     expect(security.body.bounceRate).toBeCloseTo(1 / 3);
-  });
+  }, 120_000);
 
   it("answers 400 BILLING_DISABLED for payments without Stripe", async () => {
     const checkout = await call<{ error: { code: string } }>("POST", `/users/@me/projects/${project.id}/checkout`, {

@@ -2,11 +2,12 @@ import { testDnsClient, waitUntil } from "@herald/testing";
 import { createTransport } from "nodemailer";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueDomain, verifiedDomain } from "./support/domains.js";
-import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
+import { type CreatedProject, consumerLagMs, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 import type { Contact, ErrorBody } from "./support/resources.js";
 
 const { stack, dns: dnsServer, inboundSmtp } = inject("herald");
 const call = restClient(stack.gatewayUrl);
+
 const dns = testDnsClient(dnsServer.controlUrl);
 
 type Received = {
@@ -106,13 +107,13 @@ describe("receiving mail (issue 19, item 6)", () => {
         (
           await call<{ data: Array<{ name: string }> }>("GET", `/events/contact/${received?.contactId}`, { key: project.secretKey })
         ).body.data.some((event) => event.name === "email.received"),
-      { timeoutMs: 30_000 },
+      { timeoutMs: consumerLagMs },
     );
     const consumption = `/users/@me/projects/${project.id}/billing-consumption`;
     await waitUntil(async () => (await call<Consumption>("GET", consumption, { cookie: owner.cookie })).body.consumption.inbound === 1, {
-      timeoutMs: 30_000,
+      timeoutMs: consumerLagMs,
     });
-  });
+  }, 120_000);
 
   it("keeps an existing contact's subscription, and links a reply to the email it answers", async () => {
     await call("PUT", "/settings/inbound", { key: project.secretKey, body: { enabled: true } });

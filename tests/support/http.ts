@@ -81,3 +81,10 @@ export async function createProject(call: RestClient, cookie: string, name = "Te
   if (answer.status !== 201) throw new Error(`project creation failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body;
 }
+
+/**
+ * How long a test waits for what a consumer of email activity does (identity's counters and reputation guard, contacts'
+ * timeline): those consumers read every stack's activity of the run (one topic), and after the crash tests' bursts of
+ * thousands of emails they may trail by tens of seconds.
+ */
+export const consumerLagMs = 90_000;
