@@ -184,7 +184,10 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     return new Promise((resolve, reject) => {
       pooled.connection.send(envelope, raw, (error, info) => {
         if (!error) {
-          release(pooled);
+          // SMTPConnection is done with the transaction only once this callback has returned and the rest of its reply
+          // handling has run: a next send begun sooner can interleave with it (a 354 read as RCPT's reply). nodemailer's
+          // own pool waits the same turn.
+          setImmediate(() => release(pooled));
           return resolve(info.response);
         }
         const refused = (error.code === "EENVELOPE" || error.code === "EMESSAGE") && error.responseCode !== 421;
