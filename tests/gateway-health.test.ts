@@ -1,7 +1,7 @@
 import { internalRpcToken } from "@herald/platform";
 import { createTestDatabase, startService, type TestDatabase } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway } from "./support/gateway.js";
+import { clientAddress, createTestGateway } from "./support/gateway.js";
 
 const herald = inject("herald");
 
@@ -73,7 +73,6 @@ describe("GET /health when a service stops", () => {
 
 describe("GET /health in public", () => {
   let gateway: Awaited<ReturnType<typeof createTestGateway>>;
-  const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
     gateway = await createTestGateway({
@@ -88,7 +87,7 @@ describe("GET /health in public", () => {
   });
 
   it("is rate-limited per client address like any route without a key", async () => {
-    const client = address();
+    const client = clientAddress();
     for (let i = 0; i < 2; i++)
       expect((await gateway.app.inject({ method: "GET", url: "/health", remoteAddress: client })).statusCode).toBe(200);
     const over = await gateway.app.inject({ method: "GET", url: "/health", remoteAddress: client });
@@ -101,7 +100,7 @@ describe("GET /health in public", () => {
       const refused = await gateway.app.inject({
         method: "GET",
         url: "/health/details",
-        remoteAddress: address(),
+        remoteAddress: clientAddress(),
         headers: authorization ? { authorization } : {},
       });
       expect(refused.statusCode).toBe(401);
@@ -110,7 +109,7 @@ describe("GET /health in public", () => {
     const details = await gateway.app.inject({
       method: "GET",
       url: "/health/details",
-      remoteAddress: address(),
+      remoteAddress: clientAddress(),
       headers: { authorization: `Bearer ${internalRpcToken()}` },
     });
     expect(details.statusCode).toBe(200);

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway } from "./support/gateway.js";
+import { clientAddress, createTestGateway } from "./support/gateway.js";
 import { uniqueEmail } from "./support/http.js";
 
 const herald = inject("herald");
 
 describe("sign-ups per client address", () => {
   let gateway: Awaited<ReturnType<typeof createTestGateway>>;
-  const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
     gateway = await createTestGateway({
@@ -24,7 +23,7 @@ describe("sign-ups per client address", () => {
     gateway.app.inject({ method: "POST", url: "/auth/signup", remoteAddress, payload: { email, password: "a-long-password-1" } });
 
   it("answers 429 SIGNUP_RATE_LIMIT_EXCEEDED past SIGNUP_RATE_PER_HOUR from one address, whatever the outcome of the earlier ones", async () => {
-    const client = address();
+    const client = clientAddress();
     const taken = uniqueEmail("signup-limit");
     expect((await signUp(client, taken)).statusCode).toBe(201);
     // A refused sign-up (the address is taken) counts too: it cost a password hash as well.
@@ -43,6 +42,6 @@ describe("sign-ups per client address", () => {
     expect(retryAfter).toBeLessThanOrEqual(3600);
 
     // Another address has a budget of its own.
-    expect((await signUp(address())).statusCode).toBe(201);
+    expect((await signUp(clientAddress())).statusCode).toBe(201);
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway } from "./support/gateway.js";
+import { clientAddress, createTestGateway } from "./support/gateway.js";
 import { restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 
 const herald = inject("herald");
@@ -14,7 +14,6 @@ const call = restClient(herald.stack.gatewayUrl);
 describe("sign-in backoff", () => {
   let gateway: Awaited<ReturnType<typeof createTestGateway>>;
   let user: SignedInUser;
-  const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
     gateway = await createTestGateway({
@@ -34,7 +33,7 @@ describe("sign-in backoff", () => {
     await gateway?.close();
   });
 
-  const logIn = (email: string, password: string, remoteAddress = address()) =>
+  const logIn = (email: string, password: string, remoteAddress = clientAddress()) =>
     gateway.app.inject({ method: "POST", url: "/auth/login", remoteAddress, payload: { email, password } });
 
   /** Lets the current wait of an account end, as time would. */
@@ -98,7 +97,7 @@ describe("sign-in backoff", () => {
   });
 
   it("makes a client address wait after its free failures, whatever accounts it tries", async () => {
-    const attacker = address();
+    const attacker = clientAddress();
     for (let i = 0; i < 4; i++) expect((await logIn(uniqueEmail(`spray-${i}`), "guess", attacker)).statusCode).toBe(401);
     const refused = await logIn(user.email, `guess-${randomUUID()}`, attacker);
     expect(refused.statusCode).toBe(429);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway } from "./support/gateway.js";
+import { clientAddress, createTestGateway } from "./support/gateway.js";
 import { type CreatedProject, createProject, restClient, signUp } from "./support/http.js";
 
 const herald = inject("herald");
@@ -13,7 +13,6 @@ const call = restClient(herald.stack.gatewayUrl);
 describe("rate-limit buckets", () => {
   let gateway: Awaited<ReturnType<typeof createTestGateway>>;
   let project: CreatedProject;
-  const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
     gateway = await createTestGateway({
@@ -41,7 +40,7 @@ describe("rate-limit buckets", () => {
     });
 
   it("limits public-key traffic per client address, apart from the secret key's budget", async () => {
-    const visitor = address();
+    const visitor = clientAddress();
     for (let i = 0; i < 3; i++) expect((await send("POST", "/test/public", project.publicKey, visitor)).statusCode).toBe(200);
     const over = await send("POST", "/test/public", project.publicKey, visitor);
     expect(over.statusCode).toBe(429);
@@ -50,9 +49,9 @@ describe("rate-limit buckets", () => {
     expect(Number(over.headers["retry-after"])).toBeGreaterThan(0);
 
     // Another visitor has a share of its own.
-    expect((await send("POST", "/test/public", project.publicKey, address())).statusCode).toBe(200);
+    expect((await send("POST", "/test/public", project.publicKey, clientAddress())).statusCode).toBe(200);
     // The secret key's bucket has not been touched by the public traffic.
-    const secret = await send("GET", "/test/secret", project.secretKey, address());
+    const secret = await send("GET", "/test/secret", project.secretKey, clientAddress());
     expect(secret.statusCode).toBe(200);
     expect(secret.headers["ratelimit-remaining"]).toBe("7");
   });
@@ -61,17 +60,17 @@ describe("rate-limit buckets", () => {
     const own = await createProject(call, (await signUp(call, "buckets2")).cookie, "Buckets 2");
     // Eight visitors spend the public bucket (8 a minute) …
     const statuses: number[] = [];
-    for (let i = 0; i < 9; i++) statuses.push((await send("POST", "/test/public", own.publicKey, address())).statusCode);
+    for (let i = 0; i < 9; i++) statuses.push((await send("POST", "/test/public", own.publicKey, clientAddress())).statusCode);
     expect(statuses.slice(0, 8).every((status) => status === 200)).toBe(true);
     expect(statuses[8]).toBe(429);
     // … and the secret key still has all of its own.
-    const secret = await send("GET", "/test/secret", own.secretKey, address());
+    const secret = await send("GET", "/test/secret", own.secretKey, clientAddress());
     expect(secret.statusCode).toBe(200);
     expect(secret.headers["ratelimit-remaining"]).toBe("7");
   });
 
   it("counts failed authentications per client address and stops looking keys up past the limit", async () => {
-    const attacker = address();
+    const attacker = clientAddress();
     for (let i = 0; i < 4; i++) {
       const refused = await send("GET", "/test/secret", `sk_${randomUUID()}`, attacker);
       expect(refused.statusCode).toBe(401);
@@ -89,6 +88,6 @@ describe("rate-limit buckets", () => {
     });
     expect(session.statusCode).toBe(429);
     // Another address is not affected.
-    expect((await send("GET", "/test/secret", `sk_${randomUUID()}`, address())).statusCode).toBe(401);
+    expect((await send("GET", "/test/secret", `sk_${randomUUID()}`, clientAddress())).statusCode).toBe(401);
   });
 });

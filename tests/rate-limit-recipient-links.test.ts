@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway } from "./support/gateway.js";
+import { clientAddress, createTestGateway } from "./support/gateway.js";
 
 const herald = inject("herald");
 
@@ -9,7 +9,6 @@ const herald = inject("herald");
  */
 describe("the links inside emails have a rate-limit bucket of their own", () => {
   let gateway: Awaited<ReturnType<typeof createTestGateway>>;
-  const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
     gateway = await createTestGateway({
@@ -26,7 +25,7 @@ describe("the links inside emails have a rate-limit bucket of their own", () => 
   const get = (url: string, remoteAddress: string) => gateway.app.inject({ method: "GET", url, remoteAddress });
 
   it("keeps serving an image proxy whose address spent its API budget, up to the recipient links' own limit", async () => {
-    const proxy = address();
+    const proxy = clientAddress();
     for (let i = 0; i < 3; i++) expect((await get("/config", proxy)).statusCode).toBe(200);
     expect((await get("/config", proxy)).statusCode).toBe(429);
 
@@ -42,7 +41,7 @@ describe("the links inside emails have a rate-limit bucket of their own", () => 
   });
 
   it("does not let pixels, redirects and recipient pages spend the address's API budget", async () => {
-    const proxy = address();
+    const proxy = clientAddress();
     expect((await get("/t/o/not-a-real-token", proxy)).statusCode).toBe(200);
     expect((await get("/t/c/not-a-real-token", proxy)).statusCode).toBe(404);
     expect((await get("/unsubscribe/not-a-real-token", proxy)).statusCode).toBe(404);

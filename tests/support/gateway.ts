@@ -10,6 +10,10 @@ import { createUpstreams } from "../../services/gateway/src/upstreams.js";
 
 export type ServiceUrls = Record<"identity" | "contacts" | "delivery" | "campaigns" | "automation", string>;
 
+/** A random client address in 10/8, the remoteAddress of an injected request: each test spends rate-limit and backoff budgets of its own. */
+export const clientAddress = (): string =>
+  `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
 /**
  * An in-process gateway over real services, for tests that need to reach inside it
  * (its routes, its caches) or to point it at services of their own.
