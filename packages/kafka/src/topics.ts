@@ -5,6 +5,12 @@ export const topics = {
   contactEvents: "herald.contact-events.v1",
   emailActivity: "herald.email-activity.v1",
   projectLifecycle: "herald.project-lifecycle.v1",
+  /** contact.created, contact.updated, contact.deleted (contacts); outbound webhooks consume them. */
+  contactChanges: "herald.contact-changes.v1",
+  /** campaign.sent, campaign.paused (campaigns). */
+  campaignEvents: "herald.campaign-events.v1",
+  /** workflow.execution.completed, workflow.execution.failed (automation). */
+  workflowExecutions: "herald.workflow-executions.v1",
 } as const;
 
 export type TopicName = (typeof topics)[keyof typeof topics];
