@@ -182,7 +182,11 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
   function sendOn(pooled: Pooled, envelope: SMTPEnvelope, raw: Buffer): Promise<string> {
     pooled.messages++;
     return new Promise((resolve, reject) => {
-      pooled.connection.send(envelope, raw, (error, info) => {
+      // SMTPConnection keeps the envelope it is given as its transaction's state and writes to it (accepted, rejected,
+      // the recipients still to send): a caller's object used for two sends at once, on two connections, would
+      // have one transaction reset the other's accepted recipients ("all recipients were rejected: 354").
+      const transaction: SMTPEnvelope = { ...envelope };
+      pooled.connection.send(transaction, raw, (error, info) => {
         if (!error) {
           // SMTPConnection is done with the transaction only once this callback has returned and the rest of its reply
           // handling has run: a next send begun sooner can interleave with it (a 354 read as RCPT's reply). nodemailer's
