@@ -139,6 +139,28 @@ describe("SMTP pool", () => {
     expect(relay.seen.messages).toHaveLength(1);
   });
 
+  it("does not send again at once a message whose destination answered 421 after MAIL FROM, and reports the 421", async () => {
+    let deferrals = 0;
+    const relay = await startRelay({
+      onRcptTo(address, _session, callback) {
+        if (!address.address.startsWith("deferred@")) return callback();
+        deferrals++;
+        callback(Object.assign(new Error("4.7.0 Try again later, closing connection"), { responseCode: 421 }));
+      },
+    });
+    relays.push(relay);
+    const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 1 });
+    await smtp.send(envelope, raw(1), 60_000);
+    // On the reused connection: a connection that was gone would be worth a retry, this answer is not.
+    const failure = (await smtp
+      .send({ ...envelope, to: ["deferred@example.org"] }, raw(2), 60_000)
+      .catch((error: unknown) => error)) as SmtpError;
+    expect(failure).toMatchObject({ responseCode: 421 });
+    expect(deferrals).toBe(1);
+    await smtp.send(envelope, raw(3), 60_000);
+    expect(relay.seen.messages).toHaveLength(2);
+  });
+
   it("sends over a new connection when the relay closed the pooled ones meanwhile", async () => {
     const relay = await startRelay();
     relays.push(relay);

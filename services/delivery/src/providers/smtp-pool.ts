@@ -46,6 +46,15 @@ interface Waiter {
 const transientCodes = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"]);
 
 /**
+ * Whether a send failed because its connection was gone before the transaction began: the socket closed or broke
+ * with no reply, or the first reply (to MAIL FROM) was the 421 of a relay that closed the session meanwhile. A 421
+ * after an accepted MAIL FROM is the destination deferring this message, which trying again at once would not change.
+ */
+const wasGone = (failure: SmtpError): boolean =>
+  failure.name !== "TimeoutError" &&
+  (failure.responseCode === undefined ? transientCodes.has(failure.code ?? "") : failure.responseCode === 421 && failure.command === "MAIL FROM");
+
+/**
  * Pooled SMTP connections that carry raw messages, on nodemailer's `SMTPConnection` (the protocol, TLS,
  * STARTTLS, AUTH, PIPELINING). nodemailer's own pool takes a mail object, compiles a MIME node for it even
  * when it is raw, and streams it through `stream.pipeline`, whose end builds a DOMException with its stack:
@@ -255,10 +264,9 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
       try {
         return await sendWithin(pooled, envelope, raw, timeoutMs);
       } catch (error) {
-        const failure = error as SmtpError;
-        const gone = failure.name !== "TimeoutError" && (transientCodes.has(failure.code ?? "") || failure.responseCode === 421);
-        // A reused connection the relay dropped meanwhile: once more on another (nodemailer's pool requeues it).
-        if (!(reused && gone && tries === 1)) throw error;
+        // A reused connection the relay dropped meanwhile: once more on another (nodemailer's pool requeues it), as often
+        // as such connections come up, since a relay that closed one idle connection has often closed all of them.
+        if (!(reused && wasGone(error as SmtpError) && tries <= options.maxConnections)) throw error;
       }
     }
   }
