@@ -4,6 +4,8 @@ import { createRpcTransport } from "@herald/platform";
 import { type Message, WebhooksService } from "@herald/proto/herald/webhooks/v1/webhooks_service_pb";
 import { createTestDatabase, freePort, type ServiceProcess, startService, type TestDatabase, waitUntil } from "@herald/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { accountEmail } from "./support/auth-emails.js";
+import { createProject, restClient, signUp } from "./support/http.js";
 import { startWebhookReceiver, webhookReceiverAddress } from "./support/webhook-receiver.js";
 
 /**
@@ -20,7 +22,7 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
   let port: number;
   const timeoutMs = 1_000;
 
-  const start = async (schedule: string) => {
+  const start = async (schedule: string, env: NodeJS.ProcessEnv = {}) => {
     const started = await startService(
       "webhooks",
       { databaseUrl: database.databaseUrl, redisUrl: herald.redisUrl, kafkaBrokers: herald.kafkaBrokers },
@@ -31,6 +33,7 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
         WEBHOOK_TIMEOUT_MS: String(timeoutMs),
         WEBHOOK_RETRY_SCHEDULE: schedule,
         WEBHOOK_POLL_INTERVAL_MS: "100",
+        ...env,
       },
     );
     webhooks = started.process;
@@ -119,5 +122,38 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
     const requests = receiver.received("/restart");
     expect(requests).toHaveLength(2);
     expect(requests.map((request) => request.headers["webhook-id"])).toEqual([id, id]);
+  });
+
+  it("disables an endpoint that failed every attempt for WEBHOOK_DISABLE_AFTER_MS, and mails the project's admins", async () => {
+    // Identity and delivery of the shared stack: the admins are found through identity and mailed through delivery.
+    await start("0s,1s,1s,1s,1s,1s", {
+      WEBHOOK_DISABLE_AFTER_MS: "1000",
+      IDENTITY_URL: herald.stack.serviceUrls.identity,
+      DELIVERY_URL: herald.stack.serviceUrls.delivery,
+    });
+    const call = restClient(herald.stack.gatewayUrl);
+    const owner = await signUp(call, "hooks-disabled");
+    const project = await createProject(call, owner.cookie, "Failing hooks");
+    receiver.script(
+      "/failing",
+      Array.from({ length: 10 }, () => 500),
+    );
+    const { endpoint } = await client.createEndpoint({ projectId: project.id, url: receiver.url("/failing"), actorUserId: owner.id });
+    const endpointId = endpoint?.id ?? "";
+    await client.sendTestMessage({ projectId: project.id, endpointId, eventType: "email.failed" });
+    await waitUntil(async () => (await client.getEndpoint({ projectId: project.id, id: endpointId })).endpoint?.enabled === false, {
+      timeoutMs: 30_000,
+    });
+    const disabled = (await client.getEndpoint({ projectId: project.id, id: endpointId })).endpoint;
+    expect(disabled).toMatchObject({ enabled: false, disabledReason: "failing" });
+    expect(disabled?.failingSince).toBeDefined();
+    const mail = await accountEmail(owner.email, "webhook_disabled");
+    expect(mail.text).toContain(receiver.url("/failing"));
+
+    // A disabled endpoint takes no test events; enabling it clears why it was disabled.
+    await expect(client.sendTestMessage({ projectId: project.id, endpointId, eventType: "email.sent" })).rejects.toThrow(/disabled/);
+    const enabled = (await client.updateEndpoint({ projectId: project.id, id: endpointId, enabled: true })).endpoint;
+    expect(enabled).toMatchObject({ enabled: true, disabledReason: "" });
+    expect(enabled?.failingSince).toBeUndefined();
   });
 });

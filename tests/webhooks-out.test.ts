@@ -574,4 +574,17 @@ describe("outbound webhooks (issue 31)", () => {
     }
     expect((await call<EndpointJson>("GET", `/settings/webhooks/${endpoint.id}`, { key })).body.enabled).toBe(true);
   });
+
+  it("forgets a reset project's endpoints and their messages", async () => {
+    const resetOwner = await signUp(call, "hooks-reset");
+    const reset = await createProject(call, resetOwner.cookie, "Reset hooks");
+    const endpoint = await createEndpoint({ url: receiver.url("/reset") }, reset.secretKey);
+    await call("POST", `/settings/webhooks/${endpoint.id}/test`, { key: reset.secretKey, body: { eventType: "email.sent" } });
+    await waitUntil(async () => receiver.received("/reset").length > 0, { timeoutMs: 30_000 });
+    expect((await call("POST", `/users/@me/projects/${reset.id}/reset`, { cookie: resetOwner.cookie })).status).toBe(200);
+    await waitUntil(async () => (await call<Page<EndpointJson>>("GET", "/settings/webhooks", { key: reset.secretKey })).body.total === 0, {
+      timeoutMs: 60_000,
+    });
+    expect((await call("GET", `/settings/webhooks/${endpoint.id}/messages`, { key: reset.secretKey })).status).toBe(404);
+  });
 });
