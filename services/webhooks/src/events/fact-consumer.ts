@@ -1,8 +1,8 @@
-import { createEventConsumer, type EventConsumer } from "@herald/kafka";
+import { createEventConsumer, type EventConsumer, type TransactionalClient } from "@herald/kafka";
 import type { LoadingCache, Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
-import { insertMessages, type NewMessage } from "../db/messages.js";
+import { insertMessages, type NewMessage, type Tx } from "../db/messages.js";
 import { newMessageId } from "../domain/endpoint-input.js";
 import { subscribes } from "../domain/event-types.js";
 import { isId } from "../domain/ids.js";
@@ -30,11 +30,21 @@ export function createFactConsumer(deps: {
   groupId?: string;
   fromBeginning?: boolean;
 }): EventConsumer {
+  // The dispatcher is told once a chunk's messages are committed (a claim before the commit would not see them).
+  let queuedInChunk = false;
+  const db: TransactionalClient<Tx> = {
+    async $transaction(fn, options) {
+      queuedInChunk = false;
+      const result = await deps.db.$transaction(fn, options);
+      if (queuedInChunk) deps.onQueued();
+      return result;
+    },
+  };
   return createEventConsumer({
     kafka: deps.kafka,
     groupId: deps.groupId ?? factsGroupId,
     topics: [...factTopics],
-    db: deps.db,
+    db,
     logger: deps.logger,
     fromBeginning: deps.fromBeginning,
     batchWindowMs: 50,
@@ -59,8 +69,7 @@ export function createFactConsumer(deps: {
           });
         }
       }
-      const queued = await insertMessages(tx, messages);
-      if (queued > 0) setImmediate(deps.onQueued);
+      if ((await insertMessages(tx, messages)) > 0) queuedInChunk = true;
     },
   });
 }
