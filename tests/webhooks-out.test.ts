@@ -52,7 +52,15 @@ type Body = { type: string; timestamp: string; data: Record<string, unknown> };
 async function publish<Desc extends DescMessage>(
   producer: Producer,
   topic: string,
-  fact: { type: string; projectId: string; contactId?: string; schema: Desc; payload: MessageShape<Desc>; occurredAt?: Date },
+  fact: {
+    type: string;
+    projectId: string;
+    contactId?: string;
+    schema: Desc;
+    payload: MessageShape<Desc>;
+    occurredAt?: Date;
+    eventId?: string;
+  },
 ): Promise<string> {
   const envelope = createEnvelope({
     type: fact.type,
@@ -62,6 +70,7 @@ async function publish<Desc extends DescMessage>(
     payloadSchema: fact.schema,
     payload: fact.payload,
     ...(fact.occurredAt ? { occurredAt: fact.occurredAt } : {}),
+    ...(fact.eventId ? { eventId: fact.eventId } : {}),
   });
   await producer.send({ topic, messages: [{ key: partitionKeyOf(envelope), value: Buffer.from(encodeEnvelope(envelope)) }] });
   return envelope.eventId;
@@ -586,5 +595,37 @@ describe("outbound webhooks (issue 31)", () => {
       timeoutMs: 60_000,
     });
     expect((await call("GET", `/settings/webhooks/${endpoint.id}/messages`, { key: reset.secretKey })).status).toBe(404);
+  });
+
+  it("queues a fact Kafka delivers twice once, with the fact's time as the body's timestamp", async () => {
+    const endpoint = await createEndpoint({ url: receiver.url("/twice"), eventTypes: ["campaign.paused"] });
+    const eventId = randomUUID();
+    const occurredAt = new Date("2026-06-01T08:30:00.000Z");
+    const fact = {
+      type: "campaign.paused",
+      projectId: project.id,
+      schema: CampaignEventSchema,
+      payload: create(CampaignEventSchema, {
+        campaignId: randomUUID(),
+        name: "Twice",
+        subject: "Twice",
+        recipients: 3n,
+        reason: "suspended",
+      }),
+      occurredAt,
+      eventId,
+    };
+    await publish(producer, topics.campaignEvents, fact);
+    await publish(producer, topics.campaignEvents, fact);
+    await publish(producer, topics.campaignEvents, { ...fact, eventId: randomUUID() });
+    await waitUntil(async () => receiver.received("/twice").length >= 2, { timeoutMs: 60_000 });
+    const messages = (await messagesOf(endpoint.id)).data;
+    expect(messages).toHaveLength(2);
+    expect(messages.filter((message) => message.eventId === eventId)).toHaveLength(1);
+    expect(bodiesAt("/twice")[0]).toMatchObject({
+      type: "campaign.paused",
+      timestamp: occurredAt.toISOString(),
+      data: { reason: "suspended" },
+    });
   });
 });
