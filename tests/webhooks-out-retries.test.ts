@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createRpcTransport } from "@herald/platform";
 import { type Message, WebhooksService } from "@herald/proto/herald/webhooks/v1/webhooks_service_pb";
-import { createTestDatabase, freePort, type ServiceProcess, startService, type TestDatabase, waitUntil } from "@herald/testing";
+import { createTestDatabase, freePort, type ServiceProcess, scrape, startService, type TestDatabase, waitUntil } from "@herald/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { accountEmail } from "./support/auth-emails.js";
 import { createProject, restClient, signUp } from "./support/http.js";
@@ -20,6 +20,7 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
   let webhooks: ServiceProcess | undefined;
   let client: Client<typeof WebhooksService>;
   let port: number;
+  let metricsPort: number;
   const timeoutMs = 1_000;
 
   const start = async (schedule: string, env: NodeJS.ProcessEnv = {}) => {
@@ -33,6 +34,7 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
         WEBHOOK_TIMEOUT_MS: String(timeoutMs),
         WEBHOOK_RETRY_SCHEDULE: schedule,
         WEBHOOK_POLL_INTERVAL_MS: "100",
+        METRICS_PORT: String(metricsPort),
         ...env,
       },
     );
@@ -52,6 +54,7 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
     database = await createTestDatabase(herald.databaseUrl);
     receiver = await startWebhookReceiver();
     port = await freePort();
+    metricsPort = await freePort();
   });
 
   afterEach(async () => {
@@ -84,6 +87,14 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((request) => request.headers["webhook-id"]))).toEqual(new Set([id]));
     expect(new Set(requests.map((request) => request.body)).size).toBe(1);
+
+    // A process of its own: its counters hold this test's attempts alone.
+    const metrics = await scrape(`http://127.0.0.1:${metricsPort}`);
+    expect(metrics.value("herald_webhook_attempts_total", { outcome: "http_error" })).toBe(1);
+    expect(metrics.value("herald_webhook_attempts_total", { outcome: "timeout" })).toBe(1);
+    expect(metrics.value("herald_webhook_attempts_total", { outcome: "success" })).toBe(1);
+    expect(metrics.value("herald_webhook_deliveries_total", { outcome: "delivered" })).toBe(1);
+    expect(metrics.value("herald_webhook_oldest_pending_seconds")).toBe(0);
   });
 
   it("fails a message after the schedule's last attempt", async () => {
@@ -155,5 +166,33 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
     const enabled = (await client.updateEndpoint({ projectId: project.id, id: endpointId, enabled: true })).endpoint;
     expect(enabled).toMatchObject({ enabled: true, disabledReason: "" });
     expect(enabled?.failingSince).toBeUndefined();
+  });
+
+  it("gives a hanging endpoint no more than its own places: another endpoint's message goes out meanwhile", async () => {
+    // Calls hang for up to a minute; each endpoint may have 2 in flight, the process 4.
+    await start("0s", { WEBHOOK_TIMEOUT_MS: "60000", WEBHOOK_ENDPOINT_CONCURRENCY: "2", WEBHOOK_CONCURRENCY: "4" });
+    const hanging = await startWebhookReceiver();
+    try {
+      const projectId = randomUUID();
+      hanging.script(
+        "/slow",
+        Array.from({ length: 10 }, () => "hang" as const),
+      );
+      const { endpoint: slow } = await client.createEndpoint({ projectId, url: hanging.url("/slow") });
+      for (let index = 0; index < 10; index++) {
+        await client.sendTestMessage({ projectId, endpointId: slow?.id ?? "", eventType: "email.opened" });
+      }
+      await waitUntil(async () => hanging.received("/slow").length === 2, { timeoutMs: 30_000 });
+      const otherProjectId = randomUUID();
+      const { endpoint: healthy } = await client.createEndpoint({ projectId: otherProjectId, url: receiver.url("/healthy") });
+      await client.sendTestMessage({ projectId: otherProjectId, endpointId: healthy?.id ?? "", eventType: "email.sent" });
+      await waitUntil(async () => receiver.received("/healthy").length === 1, { timeoutMs: 30_000 });
+      // The slow endpoint still holds only its two places, its other eight messages waiting their turn.
+      expect(hanging.received("/slow")).toHaveLength(2);
+      const waiting = await client.listMessages({ projectId, endpointId: slow?.id ?? "", status: "pending" });
+      expect(waiting.total).toBe(8n);
+    } finally {
+      await hanging.close();
+    }
   });
 });
