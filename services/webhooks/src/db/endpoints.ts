@@ -71,7 +71,8 @@ export const findEndpoint = (db: Db, projectId: string, id: string): Promise<End
 export const enabledEndpointsOf = (db: Db, projectId: string) =>
   db.endpoint.findMany({ where: { projectId, enabled: true }, select: { id: true, eventTypes: true } });
 
-export const countEndpoints = (db: Db, projectId: string): Promise<number> => db.endpoint.count({ where: { projectId } });
+export const countEndpoints = (db: Db | Prisma.TransactionClient, projectId: string): Promise<number> =>
+  db.endpoint.count({ where: { projectId } });
 
 /** An attempt succeeded: the endpoint is no longer failing. */
 export async function markEndpointSucceeded(db: Db, id: string): Promise<void> {

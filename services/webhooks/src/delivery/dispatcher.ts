@@ -37,8 +37,10 @@ export interface Dispatcher {
 /** Why an attempt got no answer, in the words the attempts list shows. */
 function errorOf(error: unknown, deadline: AbortSignal, timeoutMs: number): string {
   if (deadline.aborted || error instanceof OutboundAborted) return `timeout after ${timeoutMs} ms`;
-  if (error instanceof OutboundRefused)
-    return /private|not allowed/i.test(error.message) ? `refused: private address (${error.message})` : `refused: ${error.message}`;
+  if (error instanceof OutboundRefused) {
+    // request-filtering-agent says "… is not allowed. Because, It is private IP address." (or "meta IP address").
+    return /private|meta IP/i.test(error.message) ? `refused: private address (${error.message})` : `refused: ${error.message}`;
+  }
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -72,7 +72,7 @@ export function createWebhooks(deps: {
       const row = await db.$transaction(async (tx) => {
         // One creation at a time per project, so that two at once cannot both pass the limit.
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks.endpoints.${projectId}`}, 0))`;
-        if ((await countEndpoints(tx as Db, projectId)) >= deps.maxEndpoints) throw endpointLimitReached(deps.maxEndpoints);
+        if ((await countEndpoints(tx, projectId)) >= deps.maxEndpoints) throw endpointLimitReached(deps.maxEndpoints);
         return tx.endpoint.create({
           data: {
             projectId,
