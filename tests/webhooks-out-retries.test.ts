@@ -97,19 +97,21 @@ describe("outbound webhooks: retries, deadlines and restarts", () => {
     expect(metrics.value("herald_webhook_oldest_pending_seconds")).toBe(0);
   });
 
-  it("fails a message after the schedule's last attempt", async () => {
+  it("fails a message after the schedule's last attempt; a redirect is an attempt that failed, not followed", async () => {
     await start("0s,1s");
     const projectId = randomUUID();
-    receiver.script("/spent", [502, 503]);
+    receiver.script("/spent", [302, 503]);
     const { endpoint } = await client.createEndpoint({ projectId, url: receiver.url("/spent") });
     const { message: sent } = await client.sendTestMessage({ projectId, endpointId: endpoint?.id ?? "", eventType: "email.sent" });
     await waitUntil(async () => (await messageOf(projectId, endpoint?.id ?? "", sent?.id ?? ""))?.status === "failed", {
       timeoutMs: 30_000,
     });
     const message = await messageOf(projectId, endpoint?.id ?? "", sent?.id ?? "");
-    expect(message?.attempts.map((attempt) => attempt.statusCode)).toEqual([502, 503]);
+    expect(message?.attempts.map((attempt) => attempt.statusCode)).toEqual([302, 503]);
+    expect(message?.attempts[0]?.error).toBe("redirects are not followed");
     expect(message?.nextAttemptAt).toBeUndefined();
     expect(receiver.received("/spent")).toHaveLength(2);
+    expect(receiver.received("/followed")).toHaveLength(0);
   });
 
   it("delivers after a kill (SIGKILL) a message that was waiting for its next attempt", async () => {

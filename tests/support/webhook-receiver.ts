@@ -16,7 +16,7 @@ export type ReceiverAnswer = number | "hang";
 
 /**
  * An HTTP server on the tests' receiver address for outbound webhooks (tests/webhooks-out*.test.ts): it records every
- * request by path and answers each path's scripted answers in turn, then 200.
+ * request by path and answers each path's scripted answers in turn, then 200; a 3xx answer redirects to /followed.
  */
 export async function startWebhookReceiver(): Promise<{
   url: (path: string) => string;
@@ -34,7 +34,9 @@ export async function startWebhookReceiver(): Promise<{
       requests.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
       const answer = scripts.get(path)?.shift() ?? 200;
       if (answer === "hang") return;
-      response.writeHead(answer, { "content-type": "text/plain" }).end(answer >= 300 ? `answer ${answer}` : "ok");
+      // A redirect names /followed, where a sender that followed it would be seen.
+      const location = answer >= 300 && answer < 400 ? { location: "/followed" } : {};
+      response.writeHead(answer, { "content-type": "text/plain", ...location }).end(answer >= 300 ? `answer ${answer}` : "ok");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, webhookReceiverAddress, resolve));
