@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { ensureInfrastructure, localSecrets, type MailSink, startMailSink, superviseProcesses } from "@herald/devinfra";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const services = ["identity", "contacts", "delivery", "campaigns", "automation", "gateway"];
+const services = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks", "gateway"];
 
 const log = (message: string) => console.log(`herald: ${message}`);
 
@@ -52,7 +52,7 @@ const env = {
   SYSTEM_EMAIL_FROM: setting("SYSTEM_EMAIL_FROM") ?? "Herald <no-reply@herald.localhost>",
 };
 const gatewayUrl = `http://localhost:${env.GATEWAY_PORT ?? "8080"}`;
-// Every process serves Prometheus metrics on a port of its own: METRICS_PORT (9464) and the next five, in the order of `services`.
+// Every process serves Prometheus metrics on a port of its own: METRICS_PORT (9464) and the next six, in the order of `services`.
 const metricsBasePort = portOf("METRICS_PORT", 9464);
 const metricsPortOf = (name: string) => metricsBasePort + services.indexOf(name);
 

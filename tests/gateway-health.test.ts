@@ -42,6 +42,7 @@ describe("GET /health when a service stops", () => {
         delivery: { status: "up" },
         campaigns: { status: "up" },
         automation: { status: "up" },
+        webhooks: { status: "up" },
       },
     });
     // The public answer names no address and no error text; operators get them with the internal token.

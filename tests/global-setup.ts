@@ -142,6 +142,11 @@ export default async function setup(project: TestProject) {
       DELAY_TIME_SCALE: "0.01",
       // WEBHOOK steps may reach the tests' receiver on 127.0.0.2 and no other private address.
       WEBHOOK_ALLOWED_ADDRESSES: webhookReceiverAddress,
+      // Outbound webhooks (services/webhooks): the receiver is plain HTTP, retries come after seconds instead of minutes
+      // and hours, and the dispatcher looks for due messages five times a second (tests/webhooks-out*.test.ts).
+      WEBHOOK_ALLOW_HTTP: "true",
+      WEBHOOK_RETRY_SCHEDULE: "0s,1s,2s",
+      WEBHOOK_POLL_INTERVAL_MS: "200",
       // POST /webhooks/incoming/stripe verifies with this secret and sets caps from these prices (tests/stripe-webhooks.test.ts).
       STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
       STRIPE_PRICE_LIMITS: JSON.stringify(testStripePrices),

@@ -3,7 +3,13 @@ import { type ParsedMail, simpleParser } from "mailparser";
 import { inject } from "vitest";
 
 /** The account emails identity writes and delivery sends, told apart by their subjects (services/identity/src/domain/auth-email-content.ts). */
-export type AccountEmailKind = "verify_email" | "password_reset" | "invitation" | "reputation_warning" | "reputation_suspension";
+export type AccountEmailKind =
+  | "verify_email"
+  | "password_reset"
+  | "invitation"
+  | "reputation_warning"
+  | "reputation_suspension"
+  | "webhook_disabled";
 
 const subjects: Record<AccountEmailKind, RegExp> = {
   verify_email: /^Verify your email address$/,
@@ -11,6 +17,8 @@ const subjects: Record<AccountEmailKind, RegExp> = {
   invitation: /^You are invited to /,
   reputation_warning: /^Your project's sending reputation needs attention$/,
   reputation_suspension: /^Your project's sending is suspended$/,
+  // The webhooks service's, through the same system mail (services/webhooks/src/delivery/admin-notice.ts).
+  webhook_disabled: /^A webhook endpoint of your Herald project was disabled$/,
 };
 
 export interface AccountEmail {

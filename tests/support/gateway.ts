@@ -8,7 +8,7 @@ import { loadConfig } from "../../services/gateway/src/config.js";
 import { build } from "../../services/gateway/src/server.js";
 import { createUpstreams } from "../../services/gateway/src/upstreams.js";
 
-export type ServiceUrls = Record<"identity" | "contacts" | "delivery" | "campaigns" | "automation", string>;
+export type ServiceUrls = Record<"identity" | "contacts" | "delivery" | "campaigns" | "automation" | "webhooks", string>;
 
 /** A random client address in 10/8, the remoteAddress of an injected request: each test spends rate-limit and backoff budgets of its own. */
 export const clientAddress = (): string =>
@@ -31,6 +31,7 @@ export async function createTestGateway(options: {
     DELIVERY_URL: options.serviceUrls.delivery,
     CAMPAIGNS_URL: options.serviceUrls.campaigns,
     AUTOMATION_URL: options.serviceUrls.automation,
+    WEBHOOKS_URL: options.serviceUrls.webhooks,
     REDIS_URL: options.redisUrl,
     // Tests sign up from 127.0.0.1 over and over, and the shared Redis remembers the hour across runs;
     // tests/gateway-signup-limit.test.ts sets its own.

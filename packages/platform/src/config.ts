@@ -189,6 +189,7 @@ export const serviceUrls = {
   DELIVERY_URL: httpUrl.default("http://127.0.0.1:50053"),
   CAMPAIGNS_URL: httpUrl.default("http://127.0.0.1:50054"),
   AUTOMATION_URL: httpUrl.default("http://127.0.0.1:50055"),
+  WEBHOOKS_URL: httpUrl.default("http://127.0.0.1:50056"),
 };
 
 /** The variables every data-owning service reads. */

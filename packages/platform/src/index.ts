@@ -6,6 +6,7 @@ export * from "./health.js";
 export * from "./interceptors.js";
 export * from "./logger.js";
 export * from "./metrics.js";
+export * from "./outbound-call.js";
 export * from "./readiness.js";
 export * from "./request-guard.js";
 export * from "./rpc-client.js";

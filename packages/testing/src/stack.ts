@@ -6,7 +6,7 @@ import { localSecrets } from "@herald/devinfra";
 import { Health, HealthCheckResponse_ServingStatus } from "@herald/proto/grpc/health/v1/health_pb";
 import { freePort, type ServiceProcess, spawnService, waitUntil } from "./service-process.js";
 
-export const serviceNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+export const serviceNames = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
 /** The repository root: this file is packages/testing/{src,dist}/stack.*. */

@@ -20,9 +20,10 @@ import { VerificationService } from "@herald/proto/herald/delivery/v1/verificati
 import { AccountService } from "@herald/proto/herald/identity/v1/account_service_pb";
 import { BillingService } from "@herald/proto/herald/identity/v1/billing_service_pb";
 import { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
+import { WebhooksService } from "@herald/proto/herald/webhooks/v1/webhooks_service_pb";
 import type { Config } from "./config.js";
 
-export const upstreamNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+export const upstreamNames = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 
 export type UpstreamName = (typeof upstreamNames)[number];
 
@@ -48,6 +49,7 @@ export interface Upstreams {
   deliveryInfo: Client<typeof DeliveryService>;
   workflows: Client<typeof WorkflowsService>;
   campaigns: Client<typeof CampaignsService>;
+  webhooks: Client<typeof WebhooksService>;
 }
 
 const urlOf = (config: Config, name: UpstreamName): string =>
@@ -57,6 +59,7 @@ const urlOf = (config: Config, name: UpstreamName): string =>
     delivery: config.DELIVERY_URL,
     campaigns: config.CAMPAIGNS_URL,
     automation: config.AUTOMATION_URL,
+    webhooks: config.WEBHOOKS_URL,
   })[name];
 
 /** Connect clients over HTTP/2 with binary protobuf, several connections per upstream. */
@@ -73,6 +76,7 @@ export function createUpstreams(config: Config): Upstreams {
   const delivery = createRpcTransport({ baseUrl: config.DELIVERY_URL, connections: 2, timeoutMs: 30_000 });
   const automation = createRpcTransport({ baseUrl: config.AUTOMATION_URL, connections: 2, timeoutMs: 30_000 });
   const campaigns = createRpcTransport({ baseUrl: config.CAMPAIGNS_URL, connections: 1, timeoutMs: 30_000 });
+  const webhooks = createRpcTransport({ baseUrl: config.WEBHOOKS_URL, connections: 1, timeoutMs: 30_000 });
   return {
     health,
     accounts: createClient(AccountService, identity),
@@ -94,5 +98,6 @@ export function createUpstreams(config: Config): Upstreams {
     deliveryInfo: createClient(DeliveryService, delivery),
     workflows: createClient(WorkflowsService, automation),
     campaigns: createClient(CampaignsService, campaigns),
+    webhooks: createClient(WebhooksService, webhooks),
   };
 }

@@ -1,11 +1,7 @@
 import { createHmac } from "node:crypto";
-import { Resolver } from "node:dns";
-import http from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
+import { createOutboundCaller, OutboundRefused } from "@herald/platform";
 import { describeProblem } from "@herald/rendering";
 import type { RenderPool } from "@herald/rendering/pool";
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import type { JsonObject, JsonValue, WebhookConfig } from "../domain/step-config.js";
 import type { StepExecutor } from "./step-outcome.js";
 import type { WebhookSecrets } from "./webhook-secrets.js";
@@ -16,50 +12,9 @@ const maxRedirects = 5;
 /** What a step's output records of a response body: the rest of the body is never read. */
 const recordedBodyBytes = 2_048;
 
-export class WebhookRefused extends Error {
-  override readonly name = "WebhookRefused";
-}
-
-/** The call's deadline passed, or its run's claim was lost, before the answer was complete. */
-class WebhookAborted extends Error {
-  override readonly name = "WebhookAborted";
-  constructor() {
-    super("the call was aborted: its deadline passed or its run's claim was lost");
-  }
-}
-
 /** HMAC-SHA256 over "<timestamp>.<body>", as X-Herald-Signature carries it: `t=<timestamp>,v1=<hex>`. */
 export function webhookSignature(secret: string, timestamp: number, body: string): string {
   return `t=${timestamp},v1=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
-}
-
-/** A DNS lookup through the given resolvers (DNS_SERVERS), A records first, then AAAA. */
-function lookupThrough(servers: string[]): LookupFunction | undefined {
-  if (servers.length === 0) return undefined;
-  const resolver = new Resolver({ timeout: 2_000, tries: 2 });
-  resolver.setServers(servers);
-  return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    const answer = (addresses: string[], family: 4 | 6) =>
-      options.all
-        ? callback(
-            null,
-            addresses.map((address) => ({ address, family })),
-          )
-        : callback(null, addresses[0], family);
-    resolver.resolve4(hostname, (error4, v4) => {
-      if (!error4 && v4.length > 0) return answer(v4, 4);
-      resolver.resolve6(hostname, (error6, v6) => {
-        if (!error6 && v6.length > 0) return answer(v6, 6);
-        callback(error4 ?? error6 ?? new Error(`${hostname} has no address`));
-      });
-    });
-  }) as unknown as LookupFunction;
-}
-
-interface WebhookResponse {
-  status: number;
-  body: string;
-  location?: string;
 }
 
 /** The strings of a JSON value, depth first: what withStrings puts back in the same order. */
@@ -96,67 +51,9 @@ export function createWebhookExecutor(deps: {
   /** Where the URL, headers and body render their Liquid (createRenderPool), off the event loop that fires the timers. */
   renders: RenderPool;
 }): StepExecutor {
-  const lookup = lookupThrough(deps.dnsServers);
-  const filtering = { allowIPAddressList: deps.allowedAddresses, ...(lookup ? { lookup } : {}) };
-  const agents = { "http:": new RequestFilteringHttpAgent(filtering), "https:": new RequestFilteringHttpsAgent(filtering) };
-
-  /**
-   * One request, settled once: by the answer's head for a redirect (whose body is never read),
-   * by the body's end or its first `recordedBodyBytes` (the rest is never read), or by the
-   * signal, which ends the connection whatever state it is in.
-   */
-  function send(
-    url: URL,
-    method: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    signal: AbortSignal,
-  ): Promise<WebhookResponse> {
-    const agent = url.protocol === "https:" ? agents["https:"] : url.protocol === "http:" ? agents["http:"] : undefined;
-    if (!agent) return Promise.reject(new WebhookRefused(`${url.protocol} URLs are not allowed`));
-    if (signal.aborted) return Promise.reject(new WebhookAborted());
-    const request = url.protocol === "https:" ? https.request : http.request;
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (finish: () => void) => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener("abort", onAbort);
-        finish();
-      };
-      const outgoing = request(url, { method, headers, agent }, (response) => {
-        const status = response.statusCode ?? 0;
-        const location = response.headers.location;
-        const answer = (text: string) => settle(() => resolve({ status, body: text, ...(location ? { location } : {}) }));
-        if (status >= 300 && status < 400 && location) {
-          answer("");
-          response.destroy();
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const complete = () => answer(Buffer.concat(chunks).toString("utf8").slice(0, recordedBodyBytes));
-        response.on("data", (chunk: Buffer) => {
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size < recordedBodyBytes) return;
-          complete();
-          response.destroy();
-        });
-        response.on("end", complete);
-        response.on("error", (error) => settle(() => reject(error)));
-      });
-      function onAbort() {
-        settle(() => reject(new WebhookAborted()));
-        outgoing.destroy();
-      }
-      signal.addEventListener("abort", onAbort, { once: true });
-      outgoing.on("error", (error) =>
-        settle(() => reject(/is not allowed/.test(error.message) ? new WebhookRefused(error.message) : error)),
-      );
-      outgoing.end(body);
-    });
-  }
+  const caller = createOutboundCaller({ dnsServers: deps.dnsServers, allowedAddresses: deps.allowedAddresses });
+  const send = (url: URL, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal) =>
+    caller.send(url, { method, headers, body, signal, maxBodyBytes: recordedBodyBytes });
 
   return async ({ run, execution, step, signal: claim }) => {
     const config = step.config as unknown as WebhookConfig;
@@ -239,7 +136,7 @@ export function createWebhookExecutor(deps: {
         : error instanceof Error
           ? error.message
           : String(error);
-      if (error instanceof WebhookRefused) return { kind: "fail", error: `The webhook was refused: ${message}`, output: { request } };
+      if (error instanceof OutboundRefused) return { kind: "fail", error: `The webhook was refused: ${message}`, output: { request } };
       const outcome = { error: `The webhook request failed: ${message}`, output: { request } };
       return run.attempts >= maxWebhookAttempts ? { kind: "fail", ...outcome } : { kind: "retry", delayMs: 1_000, ...outcome };
     }
