@@ -27,10 +27,16 @@ type EventType = Json<paths["/settings/webhooks/event-types"]["get"]["responses"
 const statuses = ["all", "pending", "delivering", "delivered", "failed"] as const;
 type StatusFilter = (typeof statuses)[number];
 
-/** Outbound webhooks: the project's endpoints, each with its event types, signing secret, message log and replay. */
-export default function Webhooks({ route }: PageProps) {
-  return route[0] ? <EndpointDetail id={route[0]} /> : <EndpointList />;
+/**
+ * Outbound webhooks: the project's endpoints, each with its event types, signing secret, message log and replay.
+ * The project's owner and admins manage them; members read them (the API refuses them the rest), without the secret.
+ */
+export default function Webhooks({ route, project }: PageProps) {
+  const manages = project.role === "OWNER" || project.role === "ADMIN";
+  return route[0] ? <EndpointDetail id={route[0]} manages={manages} /> : <EndpointList manages={manages} />;
 }
+
+const readOnlyNote = "Only the project's owner and admins change webhooks; you see them as they are.";
 
 /** The catalogue of event types, with their descriptions and example bodies, which every form below offers. */
 function useEventTypes() {
@@ -48,14 +54,11 @@ function SecretOnce(props: { secret: string; note?: string }) {
   );
 }
 
-function EndpointList() {
+function EndpointList(props: { manages: boolean }) {
   // At most 20 endpoints a project: one page holds them all.
   const list = useLoad(async () => orThrow(await api.GET("/settings/webhooks", { params: { query: { limit: "100" } } })).data, []);
   const catalogue = useEventTypes();
   const [created, setCreated] = useState<{ id: string; url: string; secret: string }>();
-  const [url, setUrl] = useState("");
-  const [description, setDescription] = useState("");
-  const [eventTypes, setEventTypes] = useState<string[]>([]);
   return (
     <Page title="Webhooks">
       <p className="hint">
@@ -94,24 +97,47 @@ function EndpointList() {
           </tbody>
         </table>
       ) : null}
+      {props.manages ? null : <p className="hint">{readOnlyNote}</p>}
+      {props.manages ? (
+        <NewEndpoint
+          catalogue={catalogue}
+          onCreated={(endpoint) => {
+            setCreated(endpoint);
+            list.reload();
+          }}
+        />
+      ) : null}
+    </Page>
+  );
+}
+
+function NewEndpoint(props: {
+  catalogue: ReturnType<typeof useEventTypes>;
+  onCreated: (endpoint: { id: string; url: string; secret: string }) => void;
+}) {
+  const [url, setUrl] = useState("");
+  const [description, setDescription] = useState("");
+  const [eventTypes, setEventTypes] = useState<string[]>([]);
+  const catalogue = props.catalogue;
+  return (
+    <>
       <h2>New endpoint</h2>
       <ActionForm
         submit="Add the endpoint"
         action={async () => {
           const body = { url, eventTypes, ...(description ? { description } : {}) };
           const endpoint = orThrow(await api.POST("/settings/webhooks", { body })).data;
-          setCreated({ id: endpoint.id, url: endpoint.url, secret: endpoint.secret });
+          props.onCreated({ id: endpoint.id, url: endpoint.url, secret: endpoint.secret });
           setUrl("");
           setDescription("");
           setEventTypes([]);
-          list.reload();
         }}
       >
         <Field label="URL" type="url" value={url} onChange={setUrl} required placeholder="https://example.com/webhooks/herald" />
         <Field label="Description" value={description} onChange={setDescription} />
         <EventTypePicker catalogue={catalogue.data} error={catalogue.error} value={eventTypes} onChange={setEventTypes} />
       </ActionForm>
-    </Page>
+    </>
   );
 }
 
@@ -169,7 +195,7 @@ function EventTypePicker(props: {
   );
 }
 
-function EndpointDetail(props: { id: string }) {
+function EndpointDetail(props: { id: string; manages: boolean }) {
   const path = { id: props.id };
   const endpoint = useLoad(async () => orThrow(await api.GET("/settings/webhooks/{id}", { params: { path } })).data, [props.id]);
   const catalogue = useEventTypes();
@@ -185,19 +211,23 @@ function EndpointDetail(props: { id: string }) {
     <Page
       title={current.url}
       actions={
-        <ActionButton
-          label={current.enabled ? "Disable" : "Enable"}
-          kind={current.enabled ? "secondary" : undefined}
-          action={async () => {
-            orThrow(await api.PATCH("/settings/webhooks/{id}", { params: { path }, body: { enabled: !current.enabled } }));
-            endpoint.reload();
-          }}
-        />
+        props.manages ? (
+          <ActionButton
+            label={current.enabled ? "Disable" : "Enable"}
+            kind={current.enabled ? "secondary" : undefined}
+            action={async () => {
+              orThrow(await api.PATCH("/settings/webhooks/{id}", { params: { path }, body: { enabled: !current.enabled } }));
+              endpoint.reload();
+            }}
+          />
+        ) : undefined
       }
     >
       <p>
         <a href="#/webhooks">All endpoints</a>
       </p>
+      {current.description ? <p>{current.description}</p> : null}
+      {props.manages ? null : <p className="hint">{readOnlyNote}</p>}
       {!current.enabled && current.disabledReason === "failing" ? (
         <p className="banner danger" role="status">
           Disabled: every attempt failed since {formatDate(current.failingSince)}. Enabling it sends new events again; the events of the
@@ -223,11 +253,56 @@ function EndpointDetail(props: { id: string }) {
         </dd>
         <dt>Signing secret</dt>
         <dd>
-          <code>{current.secretPrefix}…</code>
+          <code>{current.secretPrefix.endsWith("…") ? current.secretPrefix : `${current.secretPrefix}…`}</code>
         </dd>
         <dt>Created</dt>
         <dd>{formatDate(current.createdAt)}</dd>
       </dl>
+      {props.manages ? (
+        <Management
+          endpoint={current}
+          catalogue={catalogue}
+          rotated={rotated}
+          onRotated={(answer) => {
+            setRotated(answer);
+            endpoint.reload();
+          }}
+          onChanged={endpoint.reload}
+          onSent={refreshMessages}
+        />
+      ) : null}
+      <h2>Messages</h2>
+      <MessageLog key={messagesVersion} endpointId={props.id} manages={props.manages} onChanged={endpoint.reload} />
+      {props.manages ? (
+        <>
+          <h2>Danger zone</h2>
+          <TypedConfirm
+            label="Delete the endpoint"
+            phrase="delete"
+            action={async () => {
+              orThrow(await api.DELETE("/settings/webhooks/{id}", { params: { path } }));
+              navigate("/webhooks");
+            }}
+          />
+        </>
+      ) : null}
+    </Page>
+  );
+}
+
+/** What an admin does to an endpoint: rotate its secret, edit it, send it a test event, recover its failures. */
+function Management(props: {
+  endpoint: Endpoint;
+  catalogue: ReturnType<typeof useEventTypes>;
+  rotated: { secret: string; previousSecretExpiresAt: string } | undefined;
+  onRotated: (answer: { secret: string; previousSecretExpiresAt: string }) => void;
+  onChanged: () => void;
+  onSent: () => void;
+}) {
+  const path = { id: props.endpoint.id };
+  const { rotated } = props;
+  return (
+    <>
       {rotated ? (
         <SecretOnce
           secret={rotated.secret}
@@ -237,29 +312,15 @@ function EndpointDetail(props: { id: string }) {
       <TypedConfirm
         label="Rotate the signing secret"
         phrase="rotate"
-        action={async () => {
-          setRotated(orThrow(await api.POST("/settings/webhooks/{id}/rotate-secret", { params: { path } })).data);
-          endpoint.reload();
-        }}
+        action={async () => props.onRotated(orThrow(await api.POST("/settings/webhooks/{id}/rotate-secret", { params: { path } })).data)}
       />
       <h2>Settings</h2>
-      <EndpointForm key={current.updatedAt} endpoint={current} catalogue={catalogue} onSaved={endpoint.reload} />
+      <EndpointForm key={props.endpoint.updatedAt} endpoint={props.endpoint} catalogue={props.catalogue} onSaved={props.onChanged} />
       <h2>Send a test event</h2>
-      <TestSend endpointId={props.id} catalogue={catalogue.data} onSent={refreshMessages} />
+      <TestSend endpointId={props.endpoint.id} catalogue={props.catalogue.data} onSent={props.onSent} />
       <h2>Recover failed messages</h2>
-      <Recover endpointId={props.id} onQueued={refreshMessages} />
-      <h2>Messages</h2>
-      <MessageLog key={messagesVersion} endpointId={props.id} onChanged={endpoint.reload} />
-      <h2>Danger zone</h2>
-      <TypedConfirm
-        label="Delete the endpoint"
-        phrase="delete"
-        action={async () => {
-          orThrow(await api.DELETE("/settings/webhooks/{id}", { params: { path } }));
-          navigate("/webhooks");
-        }}
-      />
-    </Page>
+      <Recover endpointId={props.endpoint.id} onQueued={props.onSent} />
+    </>
   );
 }
 
@@ -366,7 +427,7 @@ function Recover(props: { endpointId: string; onQueued: () => void }) {
 }
 
 /** The messages, newest first, a page at a time; polled while one is on its way. */
-function MessageLog(props: { endpointId: string; onChanged: () => void }) {
+function MessageLog(props: { endpointId: string; manages: boolean; onChanged: () => void }) {
   const [status, setStatus] = useState<StatusFilter>("all");
   const [more, setMore] = useState<Message[]>([]);
   const [cursor, setCursor] = useState<string>();
@@ -393,6 +454,7 @@ function MessageLog(props: { endpointId: string; onChanged: () => void }) {
           key={message.id}
           endpointId={props.endpointId}
           message={message}
+          manages={props.manages}
           onRetried={() => {
             first.reload();
             props.onChanged();
@@ -417,7 +479,7 @@ function MessageLog(props: { endpointId: string; onChanged: () => void }) {
   );
 }
 
-function MessageCard(props: { endpointId: string; message: Message; onRetried: () => void }) {
+function MessageCard(props: { endpointId: string; message: Message; manages: boolean; onRetried: () => void }) {
   const { message } = props;
   const [open, setOpen] = useState(false);
   const titleId = useId();
@@ -436,7 +498,7 @@ function MessageCard(props: { endpointId: string; message: Message; onRetried: (
         <button type="button" className="secondary small" aria-expanded={open} onClick={() => setOpen(!open)}>
           {open ? "Hide the attempts" : "Attempts"}
         </button>
-        {message.status !== "delivering" ? (
+        {props.manages && message.status !== "delivering" ? (
           <ActionButton
             label="Retry"
             kind="secondary"
