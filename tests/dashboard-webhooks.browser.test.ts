@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createProject, restClient, signUp } from "./support/http.js";
+import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, verifyAddress } from "./support/http.js";
 import { webhookReceiverAddress } from "./support/webhook-receiver.js";
 
 const { stack, chromiumPath } = inject("herald");
@@ -55,6 +55,8 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
   let page: Page;
   const receiver = startReceiver();
   let endpointUrl = "";
+  let owner: SignedInUser;
+  let project: CreatedProject;
   const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
   const lastReceived = () => receiver.received.at(-1);
 
@@ -63,8 +65,10 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
     await new Promise<void>((resolve) => receiver.server.listen(0, webhookReceiverAddress, resolve));
     endpointUrl = `http://${webhookReceiverAddress}:${(receiver.server.address() as AddressInfo).port}/herald`;
     // Signed in through the API: tests/dashboard.browser.test.ts walks the sign-up pages already.
-    const owner = await signUp(call, "hooks-owner");
-    await createProject(call, owner.cookie, "Webhooks project");
+    owner = await signUp(call, "hooks-owner");
+    // Only a verified owner may add members (the member test below).
+    await verifyAddress(call, owner);
+    project = await createProject(call, owner.cookie, "Webhooks project");
     browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
     const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     const [name, value] = owner.cookie.split("=") as [string, string];
@@ -176,6 +180,34 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
     const request = lastReceived() as Received;
     expect(signedWith(rotated, request)).toBe(true);
     expect(signedWith(secret, request)).toBe(true);
+  });
+
+  it("shows a member the endpoints and their messages, and none of the controls the API refuses members", async () => {
+    const member = await signUp(call, "hooks-member");
+    await verifyAddress(call, member);
+    const added = await call("POST", `/projects/${project.id}/members`, {
+      cookie: owner.cookie,
+      body: { email: member.email, role: "MEMBER" },
+    });
+    expect(added.status).toBe(201);
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const [name, value] = member.cookie.split("=") as [string, string];
+    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
+    const memberPage = await context.newPage();
+    try {
+      await memberPage.goto(`${stack.gatewayUrl}/app/#/webhooks`);
+      await memberPage.getByRole("link", { name: endpointUrl }).waitFor();
+      await memberPage.getByText("Only the project's owner and admins change webhooks").waitFor();
+      expect(await memberPage.getByRole("button", { name: "Add the endpoint" }).count()).toBe(0);
+      await memberPage.getByRole("link", { name: endpointUrl }).click();
+      await memberPage.getByTestId("webhook-message").first().waitFor();
+      for (const control of ["Disable", "Rotate the signing secret", "Send the test event", "Retry", "Delete the endpoint"]) {
+        expect(await memberPage.getByRole("button", { name: control }).count(), control).toBe(0);
+      }
+      expect(await memberPage.getByTestId("webhook-secret").count()).toBe(0);
+    } finally {
+      await context.close();
+    }
   });
 
   it("edits the event types, disables and enables the endpoint, and deletes it", async () => {
