@@ -12,15 +12,16 @@ import { helmBinary } from "./support/helm.js";
 const run = promisify(execFile);
 const chart = repoPath("deploy/k8s");
 const productionValues = repoPath("deploy/k8s/examples/production.yaml");
-const dataServices = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+const dataServices = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 const services = ["gateway", ...dataServices] as const;
 /** Who calls each gRPC service: the list of docs/operations.md "On Kubernetes", which the NetworkPolicies must follow. */
 const callers: Record<(typeof dataServices)[number], string[]> = {
-  identity: ["gateway"],
+  identity: ["gateway", "webhooks"],
   contacts: ["gateway", "delivery", "campaigns", "automation"],
-  delivery: ["gateway", "identity", "campaigns", "automation"],
+  delivery: ["gateway", "identity", "campaigns", "automation", "webhooks"],
   campaigns: ["gateway", "contacts"],
   automation: ["gateway"],
+  webhooks: ["gateway"],
 };
 /** What each process calls: the inverse of `callers`. */
 const callees = (service: string) => dataServices.filter((callee) => callers[callee].includes(service));
@@ -320,7 +321,7 @@ describe("the Helm chart in deploy/k8s", () => {
     const componentOfPeer = (peer: Peer) => peer.podSelector?.matchLabels["app.kubernetes.io/component"];
     for (const service of services) {
       const egress = policyOf(manifests, service).spec.egress ?? [];
-      // Every rule names its ports, but automation's webhooks (to addresses outside the cluster only, below).
+      // Every rule names its ports, but automation's WEBHOOK steps (to addresses outside the cluster only, below).
       for (const rule of egress) {
         if (!rule.ports) expect(service === "automation" && rule.to?.every((peer) => peer.ipBlock), service).toBe(true);
       }
@@ -352,18 +353,33 @@ describe("the Helm chart in deploy/k8s", () => {
     }
   });
 
-  it("sends automation's webhooks only outside the cluster's pod, service and link-local ranges", async () => {
+  it("sends automation's WEBHOOK steps and the webhooks service's calls only outside the cluster's pod, service and link-local ranges", async () => {
     const manifests = await render({
       set: ["networkPolicy.clusterCidrs.pods={10.244.0.0/16,fd00:10:244::/56}", "networkPolicy.clusterCidrs.services={10.96.0.0/12}"],
     });
-    const webhooks = (policyOf(manifests, "automation").spec.egress ?? []).filter((rule) => rule.to?.some((peer) => peer.ipBlock));
-    expect(webhooks).toHaveLength(1);
-    expect(webhooks[0]?.ports).toBeUndefined();
-    expect(webhooks[0]?.to).toEqual([
+    const outside = [
       { ipBlock: { cidr: "0.0.0.0/0", except: ["10.244.0.0/16", "10.96.0.0/12", "169.254.0.0/16"] } },
       { ipBlock: { cidr: "::/0", except: ["fd00:10:244::/56", "fe80::/10"] } },
+    ];
+    const outsideRules = (service: string) =>
+      (policyOf(manifests, service).spec.egress ?? []).filter((rule) => rule.to?.some((peer) => peer.ipBlock));
+    const steps = outsideRules("automation");
+    expect(steps).toHaveLength(1);
+    expect(steps[0]?.ports).toBeUndefined();
+    expect(steps[0]?.to).toEqual(outside);
+    // The webhooks service calls endpoints on HTTPS and HTTP ports only (networkPolicy.egress.webhookEndpoints).
+    const endpoints = outsideRules("webhooks");
+    expect(endpoints).toHaveLength(1);
+    expect(endpoints[0]?.to).toEqual(outside);
+    expect(endpoints[0]?.ports).toEqual([
+      { port: 443, protocol: "TCP" },
+      { port: 80, protocol: "TCP" },
     ]);
-    for (const service of services.filter((name) => name !== "automation")) {
+    const httpsOnly = await render({ set: ["networkPolicy.egress.webhookEndpoints.ports={443}"] });
+    expect((policyOf(httpsOnly, "webhooks").spec.egress ?? []).find((rule) => rule.to?.some((peer) => peer.ipBlock))?.ports).toEqual([
+      { port: 443, protocol: "TCP" },
+    ]);
+    for (const service of services.filter((name) => name !== "automation" && name !== "webhooks")) {
       const blocks = (policyOf(manifests, service).spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((peer) => peer.ipBlock);
       expect(blocks, service).toEqual([]);
     }
@@ -426,6 +442,10 @@ describe("the Helm chart in deploy/k8s", () => {
       expect.arrayContaining(["DKIM_ENCRYPTION_KEY", "LINK_SIGNING_SECRET", "SMTP_URL"]),
     );
     expect(secretKeysOf(containerOf(created, "identity"))).toContain("JWT_SECRET");
+    // The webhooks service reads its stores and the internal token, and no signing or encryption key of another service.
+    expect(secretKeysOf(containerOf(created, "webhooks")).sort()).toEqual(
+      ["DATABASE_URL", "INTERNAL_RPC_TOKEN", "KAFKA_BROKERS", "REDIS_URL"].sort(),
+    );
     // Identity verifies Stripe's webhooks and makes the OAuth exchanges: the gateway holds none of their secrets.
     expect(secretKeysOf(containerOf(created, "identity"))).toEqual(expect.arrayContaining(stripeAndOAuthSecrets));
     for (const service of services.filter((name) => name !== "identity")) {

@@ -1,19 +1,21 @@
-{{/* The six services, in start order. */}}
+{{/* The seven services, in start order. */}}
 {{- define "herald.serviceNames" -}}
-gateway identity contacts delivery campaigns automation
+gateway identity contacts delivery campaigns automation webhooks
 {{- end -}}
 
 {{/*
 Who calls each gRPC service, for its NetworkPolicies, ingress and egress (docs/operations.md lists the same):
-the gateway calls all five; identity calls delivery (account emails); contacts calls campaigns (whether a segment is
-in use); delivery calls contacts; campaigns and automation call contacts and delivery.
+the gateway calls all six; identity calls delivery (account emails); contacts calls campaigns (whether a segment is
+in use); delivery calls contacts; campaigns and automation call contacts and delivery; webhooks calls identity (a
+project's admins) and delivery (their system email when an endpoint is disabled).
 */}}
 {{- define "herald.callers" -}}
-identity: [gateway]
+identity: [gateway, webhooks]
 contacts: [gateway, delivery, campaigns, automation]
-delivery: [gateway, identity, campaigns, automation]
+delivery: [gateway, identity, campaigns, automation, webhooks]
 campaigns: [gateway, contacts]
 automation: [gateway]
+webhooks: [gateway]
 {{- end -}}
 
 {{/*
@@ -47,6 +49,7 @@ contacts: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
 delivery: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN, LINK_SIGNING_SECRET, DKIM_ENCRYPTION_KEY, SMTP_URL, SYSTEM_EMAIL_FROM, SYSTEM_DKIM_DOMAIN, SYSTEM_DKIM_SELECTOR, SYSTEM_DKIM_PRIVATE_KEY]
 campaigns: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
 automation: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
+webhooks: [DATABASE_URL, REDIS_URL, KAFKA_BROKERS, INTERNAL_RPC_TOKEN]
 migrate: [DATABASE_URL]
 {{- end -}}
 

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 
-export const serviceNames = ["gateway", "identity", "contacts", "delivery", "campaigns", "automation"] as const;
+export const serviceNames = ["gateway", "identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
 /** The services that own a Postgres schema, in the order their migrations run. */
-export const dataServiceNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const;
+export const dataServiceNames = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 export type DataServiceName = (typeof dataServiceNames)[number];
 
 /**

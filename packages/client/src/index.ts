@@ -18,6 +18,18 @@ export interface HeraldErrorBody {
 
 export type HeraldClient = Client<paths>;
 
+/**
+ * The body of every webhook Herald sends to a project's endpoints, signed to the Standard Webhooks specification
+ * (this package's README shows how to verify it): `data` holds the project's id and the fact's ids, in camelCase.
+ */
+export interface HeraldWebhookEvent {
+  /** email.delivered, contact.created, campaign.sent, …: GET /settings/webhooks/event-types lists them. */
+  type: string;
+  /** When the fact happened (ISO 8601). */
+  timestamp: string;
+  data: { projectId: string; [field: string]: unknown };
+}
+
 export interface HeraldClientOptions {
   /** The gateway's URL, for example https://herald.example.com. */
   baseUrl: string;

@@ -15,6 +15,7 @@ const pageLoaders = {
   workflows: () => import("./pages/workflows"),
   domains: () => import("./pages/domains"),
   activity: () => import("./pages/activity"),
+  webhooks: () => import("./pages/webhooks"),
   settings: () => import("./pages/settings"),
 };
 type PageName = keyof typeof pageLoaders;
@@ -39,6 +40,7 @@ const navigation: [PageName, string][] = [
   ["workflows", "Workflows"],
   ["domains", "Domains"],
   ["activity", "Activity"],
+  ["webhooks", "Webhooks"],
   ["settings", "Settings"],
 ];
 const authRoutes = new Set(["login", "signup", "forgot", "reset-password", "verify-email"]);
