@@ -8,6 +8,8 @@ import { freePort, type ServiceProcess, spawnService, waitUntil } from "./servic
 
 export const serviceNames = ["identity", "contacts", "delivery", "campaigns", "automation", "webhooks"] as const;
 export type ServiceName = (typeof serviceNames)[number];
+/** The services that publish facts to Kafka, each through a transactional outbox of its own; webhooks only consumes them. */
+export const producerNames = ["identity", "contacts", "delivery", "campaigns", "automation"] as const satisfies readonly ServiceName[];
 
 /** The repository root: this file is packages/testing/{src,dist}/stack.*. */
 export const repoRoot = join(import.meta.dirname, "..", "..", "..");

@@ -1,5 +1,5 @@
 import { createDatabaseProbe, openServiceSchema } from "@herald/db";
-import { createKafka, createOutboxRelay, ensureTopics, kafkaConnectionOf, observeConsumerLag, observeOutbox, topics } from "@herald/kafka";
+import { createKafka, ensureTopics, kafkaConnectionOf, observeConsumerLag, topics } from "@herald/kafka";
 import {
   createLoadingCache,
   createLogger,
@@ -35,7 +35,6 @@ try {
   const {
     schema,
     db,
-    pool,
     close: closeDatabase,
   } = await openServiceSchema({
     name,
@@ -50,7 +49,6 @@ try {
   await admin.connect();
   await ensureTopics(admin, [...factTopics, topics.projectLifecycle]);
   await admin.disconnect();
-  const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   // A project's enabled endpoints, briefly: changes made through this process forget them at once, other replicas' within the TTL.
   const endpoints = createLoadingCache<string, Array<{ id: string; eventTypes: string[] }>>({
@@ -105,7 +103,6 @@ try {
     onWiped: (projectId) => endpoints.delete(projectId),
     groupId: lifecycleGroup,
   });
-  observeOutbox(metrics, { pool, schema });
   observeConsumerLag(metrics, { kafka, groupIds: [factsGroup, lifecycleGroup] });
   // One series over every endpoint: a label per endpoint would grow with every project's endpoints (docs/operations.md).
   metrics.observe({
@@ -119,7 +116,6 @@ try {
   readiness.start();
   await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.WEBHOOKS_URL), config.LISTEN_HOST);
-  relay.start();
   dispatcher.start();
   await facts.start();
   await lifecycle.start();
@@ -130,7 +126,6 @@ try {
     () => facts.stop(),
     () => lifecycle.stop(),
     () => dispatcher.stop(),
-    () => relay.stop(),
     closeDatabase,
     () => databaseProbe.close(),
     () => metrics.close(),
