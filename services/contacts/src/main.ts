@@ -41,7 +41,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);
+  await ensureTopics(admin, [topics.contactEvents, topics.contactChanges, topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
   // Writes nudge the relay at will: it publishes at most once per interval, so that events leave in batches.
   const relay = createOutboxRelay({

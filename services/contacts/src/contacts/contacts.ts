@@ -137,7 +137,8 @@ export function createContacts(deps: {
         projectId,
         newFields.map((field) => field.key),
       );
-      if (changed) deps.nudgeOutbox();
+      // Any change of email, subscription or data wrote a contact.updated (the contacts trigger), not only a subscription's event.
+      deps.nudgeOutbox();
       deps.contactsChanged(projectId, [contactId]);
       return contact;
     },
@@ -145,6 +146,7 @@ export function createContacts(deps: {
     async delete(projectId, contactId) {
       requireProjectId(projectId);
       if (!isId(contactId) || !(await deleteContact(db, projectId, contactId))) throw contactNotFound();
+      deps.nudgeOutbox();
     },
 
     async list(projectId, query) {

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
+import { topics } from "@herald/kafka";
 import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { createTestDatabase, type PublishedEvent, publishedEvents, type TestDatabase } from "@herald/testing";
 import { loadConfig } from "../config.js";
@@ -128,6 +130,18 @@ export type PublishedContactEvent = PublishedEvent<typeof ContactEventSchema>;
 
 /** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
 export const outboxOf = async (db: Db, projectId: string): Promise<PublishedContactEvent[]> =>
-  publishedEvents(await db.outboxEvent.findMany({ orderBy: { id: "asc" } }), projectId, ContactEventSchema);
+  publishedEvents(
+    await db.outboxEvent.findMany({ where: { topic: topics.contactEvents }, orderBy: { id: "asc" } }),
+    projectId,
+    ContactEventSchema,
+  );
+
+/** What the outbox holds for herald.contact-changes.v1 of a project, oldest first. */
+export const contactChangesOf = async (db: Db, projectId: string): Promise<Array<PublishedEvent<typeof ContactChangeSchema>>> =>
+  publishedEvents(
+    await db.outboxEvent.findMany({ where: { topic: topics.contactChanges }, orderBy: { id: "asc" } }),
+    projectId,
+    ContactChangeSchema,
+  );
 
 export { eventually } from "@herald/testing";
