@@ -1,25 +1,29 @@
 import { topics } from "@herald/kafka";
 import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
-import { waitUntil } from "@herald/testing";
+import { testDnsClient, waitUntil } from "@herald/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { verifiedDomain } from "./support/domains.js";
 import { payloadIn, type ReceivedFact, watchTopic } from "./support/event-facts.js";
-import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
+import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 import type { Contact } from "./support/resources.js";
 
-const { stack, kafkaBrokers } = inject("herald");
+const { stack, dns: dnsServer, kafkaBrokers } = inject("herald");
 const call = restClient(stack.gatewayUrl);
+const dns = testDnsClient(dnsServer.controlUrl);
 
 /**
  * contacts' facts on herald.contact-changes.v1 (the webhooks' contact.created, contact.updated and
  * contact.deleted), read by a consumer of the test's own from the moment before each action.
  */
 describe("contact changes on herald.contact-changes.v1", () => {
+  let owner: SignedInUser;
   let project: CreatedProject;
   let key: string;
   let topic: Awaited<ReturnType<typeof watchTopic>>;
 
   beforeAll(async () => {
-    project = await createProject(call, (await signUp(call, "facts-contacts")).cookie, "Contact facts");
+    owner = await signUp(call, "facts-contacts");
+    project = await createProject(call, owner.cookie, "Contact facts");
     key = project.secretKey;
     topic = await watchTopic({ brokers: kafkaBrokers, topic: topics.contactChanges, projectId: project.id });
   });
@@ -93,6 +97,32 @@ describe("contact changes on herald.contact-changes.v1", () => {
     expect(change(imported)).toMatchObject({ type: "contact.created", subscribed: true, data: { city: "Lyon" } });
   }, 120_000);
 
+  it("/v1/send and the dashboard's /events/track create their contacts with a contact.created too", async () => {
+    const { domain } = await verifiedDomain(call, dns, key, "facts-contacts");
+    const to = uniqueEmail("sent-to");
+    const sent = await call("POST", "/v1/send", {
+      key,
+      body: { to, from: `hello@${domain}`, subject: "Hello", body: "<p>Hello</p>", data: { order: "A-1" } },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(change(await topic.next((fact) => change(fact).email === to))).toMatchObject({ type: "contact.created", email: to });
+
+    const trackedEmail = uniqueEmail("dashboard-tracked");
+    const tracked = await call("POST", "/events/track", {
+      cookie: owner.cookie,
+      headers: { "x-project-id": project.id },
+      body: { email: trackedEmail, event: "viewed", data: { page: "pricing" } },
+    });
+    expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
+    expect(change(await topic.next((fact) => change(fact).email === trackedEmail))).toEqual({
+      type: "contact.created",
+      email: trackedEmail,
+      subscribed: true,
+      data: { page: "pricing" },
+      changedFields: [],
+    });
+  }, 120_000);
+
   it("a change of data, subscription or email is a contact.updated naming what changed; a write that changes nothing emits nothing", async () => {
     const email = uniqueEmail("changing");
     const contactId = await track(email, { plan: "free", city: "Paris" });
@@ -126,7 +156,7 @@ describe("contact changes on herald.contact-changes.v1", () => {
     ]);
   }, 120_000);
 
-  it("DELETE and a bulk delete are contact.deleted, with the contact as it was", async () => {
+  it("DELETE and a bulk delete are contact.deleted, with the contact as it was; a bulk subscribe is contact.updated", async () => {
     const deleted = await call<Contact>("POST", "/contacts", { key, body: { email: uniqueEmail("deleted"), data: { plan: "gone" } } });
     await factCount(deleted.body.id, 1);
     expect((await call("DELETE", `/contacts/${deleted.body.id}`, { key })).status).toBe(204);
@@ -144,16 +174,17 @@ describe("contact changes on herald.contact-changes.v1", () => {
         async (label) => (await call<Contact>("POST", "/contacts", { key, body: { email: uniqueEmail(label), subscribed: false } })).body,
       ),
     );
-    const started = await call<{ jobId: string }>("POST", "/contacts/bulk-delete", {
-      key,
-      body: { ids: bulk.map((contact) => contact.id) },
-    });
-    expect(started.status).toBe(202);
+    const ids = bulk.map((contact) => contact.id);
+    // A bulk subscribe changes the subscription: contact.updated; then the bulk delete: contact.deleted.
+    expect((await call("POST", "/contacts/bulk-subscribe", { key, body: { ids } })).status).toBe(202);
+    for (const contact of bulk) await factCount(contact.id, 2);
+    expect((await call("POST", "/contacts/bulk-delete", { key, body: { ids } })).status).toBe(202);
     for (const contact of bulk) {
-      await factCount(contact.id, 2);
-      expect(factsOf(contact.id).map((fact) => [fact.type, fact.email, fact.subscribed])).toEqual([
-        ["contact.created", contact.email, false],
-        ["contact.deleted", contact.email, false],
+      await factCount(contact.id, 3);
+      expect(factsOf(contact.id).map((fact) => [fact.type, fact.email, fact.subscribed, fact.changedFields])).toEqual([
+        ["contact.created", contact.email, false, []],
+        ["contact.updated", contact.email, true, ["subscribed"]],
+        ["contact.deleted", contact.email, true, []],
       ]);
     }
   }, 120_000);
