@@ -1,3 +1,4 @@
+import { withoutContactChanges } from "../events/contact-change-outbox.js";
 import type { Db, Reader } from "./client.js";
 import { Prisma } from "./generated/client.js";
 
@@ -78,7 +79,7 @@ export async function wipeBatch(db: Db, table: WipedTable, wipe: ProjectWipeRow,
     )`;
   if (table !== "contacts") return deleteBatch(db);
   return db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT set_config('herald.contact_changes', 'off', true)`;
+    await withoutContactChanges(tx);
     return deleteBatch(tx);
   });
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
-import { topics } from "@herald/kafka";
 import { createLogger, createRpcTransport, type RpcServer } from "@herald/platform";
 import { ServiceInfoSchema } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
@@ -14,6 +13,8 @@ import { createTestDatabase, type PublishedEvent, publishedEvents, type TestData
 import { loadConfig } from "../config.js";
 import { createKnownFields, type KnownFields } from "../contacts/known-fields.js";
 import { createDatabase, type Db, type SqlPool } from "../db/client.js";
+import { contactChangesTopic } from "../events/contact-change-outbox.js";
+import { contactEventsTopic } from "../events/contact-event-outbox.js";
 import { createJobWorker, type JobWorker } from "../jobs/job-worker.js";
 import { createJobRunners } from "../jobs/runners.js";
 import { createMembershipWatch, type MembershipWatch } from "../segments/membership-watch.js";
@@ -131,7 +132,7 @@ export type PublishedContactEvent = PublishedEvent<typeof ContactEventSchema>;
 /** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
 export const outboxOf = async (db: Db, projectId: string): Promise<PublishedContactEvent[]> =>
   publishedEvents(
-    await db.outboxEvent.findMany({ where: { topic: topics.contactEvents }, orderBy: { id: "asc" } }),
+    await db.outboxEvent.findMany({ where: { topic: contactEventsTopic }, orderBy: { id: "asc" } }),
     projectId,
     ContactEventSchema,
   );
@@ -139,7 +140,7 @@ export const outboxOf = async (db: Db, projectId: string): Promise<PublishedCont
 /** What the outbox holds for herald.contact-changes.v1 of a project, oldest first. */
 export const contactChangesOf = async (db: Db, projectId: string): Promise<Array<PublishedEvent<typeof ContactChangeSchema>>> =>
   publishedEvents(
-    await db.outboxEvent.findMany({ where: { topic: topics.contactChanges }, orderBy: { id: "asc" } }),
+    await db.outboxEvent.findMany({ where: { topic: contactChangesTopic }, orderBy: { id: "asc" } }),
     projectId,
     ContactChangeSchema,
   );
