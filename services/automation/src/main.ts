@@ -71,7 +71,13 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle, workflowChangesTopic]);
+  await ensureTopics(admin, [
+    topics.contactEvents,
+    topics.emailActivity,
+    topics.projectLifecycle,
+    topics.workflowExecutions,
+    workflowChangesTopic,
+  ]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
 

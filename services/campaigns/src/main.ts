@@ -55,7 +55,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle]);
+  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle, topics.campaignEvents]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });

@@ -15,6 +15,7 @@ import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_se
 import { loadConfig } from "./config.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { prismaClientOn } from "./db/client.js";
+import { contactChangesTopic } from "./events/contact-change-outbox.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createJobWorker } from "./jobs/job-worker.js";
@@ -41,7 +42,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.contactEvents, topics.emailActivity, topics.projectLifecycle]);
+  await ensureTopics(admin, [topics.contactEvents, contactChangesTopic, topics.emailActivity, topics.projectLifecycle]);
   await admin.disconnect();
   // Writes nudge the relay at will: it publishes at most once per interval, so that events leave in batches.
   const relay = createOutboxRelay({

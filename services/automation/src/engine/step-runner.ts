@@ -5,6 +5,7 @@ import { projectRuns } from "../db/stopped-projects.js";
 import { nextTransition } from "../domain/graph.js";
 import { delayUnits, type JsonObject, stepRunWaitingFor } from "../domain/step-config.js";
 import { activeStatuses } from "../domain/step-types.js";
+import { type EndedExecution, writeWorkflowExecutionEvent } from "../events/workflow-execution-outbox.js";
 import type { ClaimedRun, RunExecution, StepExecutor, StepOutcome } from "./step-outcome.js";
 
 /** A step that failed this many times for temporary reasons fails its execution. */
@@ -206,8 +207,11 @@ export function createStepRunner(deps: {
   /** Records an outcome, unless the claim was lost (the fence) or the execution was cancelled meanwhile. */
   async function record(run: ClaimedRun, workflowId: string, outcome: StepOutcome): Promise<void> {
     await db.$transaction(async (tx) => {
-      const [execution] = await tx.$queryRaw<Array<{ status: string }>>`
-        SELECT status FROM workflow_executions WHERE id = ${run.executionId}::uuid FOR UPDATE`;
+      const [execution] = await tx.$queryRaw<Array<{ status: string } & EndedExecution>>`
+        SELECT e.status, e.id::text AS id, e.workflow_id::text AS "workflowId", w.name AS "workflowName", e.project_id AS "projectId",
+          e.contact_id AS "contactId", e.trigger_event AS "triggerEvent"
+        FROM workflow_executions e JOIN workflows w ON w.id = e.workflow_id
+        WHERE e.id = ${run.executionId}::uuid FOR UPDATE OF e`;
       const now = new Date();
       const fence = { id: run.id, status: "RUNNING", attempts: run.attempts };
       const output = outcome.output ? { output: outcome.output } : {};
@@ -246,6 +250,11 @@ export function createStepRunner(deps: {
             await tx.workflowExecution.update({
               where: { id: run.executionId },
               data: { status: "FAILED", reason: outcome.error, finishedAt: now },
+            });
+            await writeWorkflowExecutionEvent(tx, "workflow.execution.failed", execution, {
+              occurredAt: now,
+              failedStepId: run.stepId,
+              error: outcome.error,
             });
           }
           return;
@@ -295,6 +304,7 @@ export function createStepRunner(deps: {
               where: { id: run.executionId },
               data: { status: "COMPLETED", currentStepId: null, finishedAt: now },
             });
+            await writeWorkflowExecutionEvent(tx, "workflow.execution.completed", execution, { occurredAt: now });
             return;
           }
           await tx.workflowStepRun.create({
@@ -353,13 +363,16 @@ export function createStepRunner(deps: {
    * Each timer's run is taken with FOR UPDATE SKIP LOCKED and its execution locked as record()
    * locks it, so a replica's claim or a cancellation meets it as it meets a record. Answers how
    * many fired. Timers it leaves (more than the limit) are claimed as any run is, and the DELAY
-   * executor records them one by one.
+   * executor records them one by one; so are those of a DELAY that ends its workflow, whose
+   * execution's end writes a workflow.execution.completed, which record() builds and this
+   * statement cannot.
    */
   async function fireDelays(): Promise<number> {
     const fired = await db.$executeRaw`
       WITH due AS (
         SELECT id, execution_id, project_id, contact_id, step_id FROM workflow_step_runs
         WHERE status = 'WAITING' AND step_type = 'DELAY' AND run_at <= now() AND ${projectRuns(Prisma.sql`workflow_step_runs.project_id`)}
+          AND EXISTS (SELECT 1 FROM workflow_transitions t WHERE t.from_step_id = workflow_step_runs.step_id AND t.branch = '')
         ORDER BY run_at
         LIMIT ${timersPerPass}
         FOR UPDATE SKIP LOCKED

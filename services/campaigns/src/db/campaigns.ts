@@ -1,3 +1,4 @@
+import { type CampaignFacts, writeCampaignEvent } from "../events/campaign-event-outbox.js";
 import type { Db } from "./client.js";
 import { type Campaign, Prisma } from "./generated/client.js";
 
@@ -120,9 +121,21 @@ export async function finishFanOut(db: Db | Tx, id: string): Promise<void> {
 export const fannedOutCampaigns = (db: Db): Promise<Array<{ id: string; projectId: string }>> =>
   db.campaign.findMany({ where: { status: "SENDING", fanoutDone: true }, select: { id: true, projectId: true }, take: 50 });
 
+/** SENT, with its campaign.sent in the same transaction; nothing when it was no longer SENDING (cancelled meanwhile). */
 export async function markSent(db: Db, id: string): Promise<void> {
-  await db.campaign.updateMany({ where: { id, status: "SENDING" }, data: { status: "SENT" } });
+  await db.$transaction(async (tx) => {
+    const [sent] = await tx.$queryRaw<CampaignFacts[]>`
+      UPDATE campaigns SET status = 'SENT', updated_at = now()
+      WHERE id = ${id}::uuid AND status = 'SENDING'
+      RETURNING ${campaignFactsColumns}`;
+    if (sent) await writeCampaignEvent(tx, "campaign.sent", sent);
+  });
 }
+
+/** The columns of CampaignFacts, for raw statements. */
+export const campaignFactsColumns = Prisma.raw(
+  `id::text AS id, project_id::text AS "projectId", name, subject, total_recipients AS recipients`,
+);
 
 /** Stops a campaign for a reason of the platform's (its audience is gone, say): CANCELLED with the reason shown. */
 /**

@@ -110,7 +110,8 @@ export function createContactUpserts(deps: {
         projectId,
         newFields.map((field) => field.key),
       );
-      if (result.subscriptionChanged || event) deps.nudgeOutbox();
+      // A created contact's contact.created is in the outbox too (the contacts trigger); a changed one's is left to the relay's poll.
+      if (result.subscriptionChanged || event || result.created) deps.nudgeOutbox();
       deps.contactsChanged(projectId, [result.contact.id]);
       return { contact: result.contact, created: result.created };
     },

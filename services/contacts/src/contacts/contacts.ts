@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import { isUniqueViolation } from "@herald/db";
 import { DomainError, validationFailed } from "@herald/errors";
 import type { Db } from "../db/client.js";
@@ -114,8 +115,8 @@ export function createContacts(deps: {
             remove: patch.remove,
             now,
           });
-          const changed = after.subscribed !== before.subscribed;
-          if (changed) {
+          const subscriptionChanged = after.subscribed !== before.subscribed;
+          if (subscriptionChanged) {
             const event = pendingContactEvent({
               id: randomUUID(),
               name: subscriptionEventName(after.subscribed),
@@ -127,6 +128,8 @@ export function createContacts(deps: {
             await insertContactEvents(tx, [{ ...event, contactId }]);
           }
           await registerFields(tx, projectId, newFields);
+          // The contacts trigger wrote a contact.updated for any change, with the subscription's event if any.
+          const changed = subscriptionChanged || after.email !== before.email || !isDeepStrictEqual(after.data, before.data);
           return { contact: after, changed };
         })
         .catch((error: unknown) => {
@@ -145,6 +148,7 @@ export function createContacts(deps: {
     async delete(projectId, contactId) {
       requireProjectId(projectId);
       if (!isId(contactId) || !(await deleteContact(db, projectId, contactId))) throw contactNotFound();
+      deps.nudgeOutbox();
     },
 
     async list(projectId, query) {

@@ -67,6 +67,9 @@ function eventCtes(name: string, event: PendingContactEvent, source: string): Pr
  * is refused and undefined returned, and the caller runs the statement again, which
  * then sees the row. Without `subscribed` no state can change, so nothing is locked
  * beforehand and nothing is ever refused.
+ *
+ * The contacts trigger writes each created or changed contact's contact.created or contact.updated in
+ * this same statement (events/contact-change-outbox.ts); a contact whose data the call left as it was gets none.
  */
 export async function upsertContactByEmail(pool: SqlPool, upsert: ContactUpsert): Promise<UpsertedContact | undefined> {
   const { projectId, email, patch, now, subscriptionEvent } = upsert;

@@ -25,6 +25,8 @@ export interface PlainContactUpserted {
  * its data (two sends to one contact in a batch each render their own `order`); of several
  * calls for a contact the batch created, the first reports it created. New keys are
  * registered in (project, key) order, for the same reason as the contacts.
+ * The contacts trigger writes each created or changed contact's contact.created or contact.updated in
+ * this same statement (events/contact-change-outbox.ts); a contact whose data the call left as it was gets none.
  */
 export async function upsertPlainContacts(pool: SqlPool, writes: PlainContactUpsert[], now: Date): Promise<PlainContactUpserted[]> {
   const { contacts, newFields } = contactBatchOf(writes);

@@ -8,6 +8,8 @@ import type { Tx } from "./client.js";
  * `xmax = 0` is how Postgres tells an inserted row from one updated ON CONFLICT.
  * Rows go in email order so that two imports touching the same contacts lock them
  * in the same order and cannot deadlock.
+ * The contacts trigger writes each created or changed contact's contact.created or contact.updated in
+ * this same statement (events/contact-change-outbox.ts); a contact whose data the call left as it was gets none.
  */
 export async function importContacts(
   tx: Tx,

@@ -1,4 +1,5 @@
-import type { Reader } from "./client.js";
+import { withoutContactChanges } from "../events/contact-change-outbox.js";
+import type { Db, Reader } from "./client.js";
 import { Prisma } from "./generated/client.js";
 
 export interface ProjectWipeRow {
@@ -64,13 +65,21 @@ export type WipedTable = (typeof wipedTables)[number];
 /**
  * Deletes up to `limit` rows of the project created no later than the cutoff (all of
  * them without one): one short statement, repeated by the wiper until none is left.
+ * A wipe is not the deletion of contacts one by one: contacts go without a
+ * contact.deleted each (the trigger of herald.contact-changes.v1 is told so for the
+ * transaction), since the project's own lifecycle event says it all.
  */
-export async function wipeBatch(db: Reader, table: WipedTable, wipe: ProjectWipeRow, limit: number): Promise<number> {
+export async function wipeBatch(db: Db, table: WipedTable, wipe: ProjectWipeRow, limit: number): Promise<number> {
   const name = Prisma.raw(table);
   const key = Prisma.raw(keyOf[table]);
   const cutoff = wipe.cutoff ? Prisma.sql`AND created_at <= ${wipe.cutoff}` : Prisma.empty;
-  return db.$executeRaw`
+  const deleteBatch = (client: Reader) => client.$executeRaw`
     DELETE FROM ${name} WHERE (${key}) IN (
       SELECT ${key} FROM ${name} WHERE project_id = ${wipe.projectId}::uuid ${cutoff} LIMIT ${limit}
     )`;
+  if (table !== "contacts") return deleteBatch(db);
+  return db.$transaction(async (tx) => {
+    await withoutContactChanges(tx);
+    return deleteBatch(tx);
+  });
 }

@@ -25,6 +25,9 @@ export interface TrackedEventWritten {
  *
  * This is what makes /v1/track cheap under load: a statement and a commit cost far
  * more than the rows they write, and concurrent calls share them here.
+ *
+ * The contacts trigger writes each created or changed contact's contact.created or contact.updated in
+ * this same statement (events/contact-change-outbox.ts); a contact whose data the call left as it was gets none.
  */
 export async function recordTrackedEvents(pool: SqlPool, writes: TrackedEventWrite[], now: Date): Promise<TrackedEventWritten[]> {
   const { contacts, newFields } = contactBatchOf(writes);

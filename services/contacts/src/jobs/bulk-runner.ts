@@ -23,7 +23,8 @@ interface ChunkOutcome {
 /**
  * Runs bulk subscribe, unsubscribe and delete jobs chunk by chunk, each chunk's
  * changes, events and checkpoint (processed) in one transaction under the lease, as
- * imports do. Subscription changes emit contact.subscribed / contact.unsubscribed.
+ * imports do. Subscription changes emit contact.subscribed / contact.unsubscribed, and (the contacts
+ * trigger) contact.updated; deletions contact.deleted.
  */
 export function createBulkRunner(options: {
   db: Db;
@@ -84,10 +85,9 @@ export function createBulkRunner(options: {
           },
           { maxWait: 10_000, timeout: 60_000 },
         );
-        if (job.action !== "delete") {
-          options.nudgeOutbox();
-          options.contactsChanged(job.projectId, ids);
-        }
+        // Every action wrote outbox rows: a subscription's event and contact.updated, or contact.deleted.
+        options.nudgeOutbox();
+        if (job.action !== "delete") options.contactsChanged(job.projectId, ids);
         if (signal.aborted && start + bulkChunkSize < contactIds.length) return await releaseLease(db, "bulk_jobs", job.id, owner);
       }
     } catch (error) {

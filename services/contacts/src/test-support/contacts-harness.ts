@@ -7,11 +7,14 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { createTestDatabase, type PublishedEvent, publishedEvents, type TestDatabase } from "@herald/testing";
 import { loadConfig } from "../config.js";
 import { createKnownFields, type KnownFields } from "../contacts/known-fields.js";
 import { createDatabase, type Db, type SqlPool } from "../db/client.js";
+import { contactChangesTopic } from "../events/contact-change-outbox.js";
+import { contactEventsTopic } from "../events/contact-event-outbox.js";
 import { createJobWorker, type JobWorker } from "../jobs/job-worker.js";
 import { createJobRunners } from "../jobs/runners.js";
 import { createMembershipWatch, type MembershipWatch } from "../segments/membership-watch.js";
@@ -128,6 +131,18 @@ export type PublishedContactEvent = PublishedEvent<typeof ContactEventSchema>;
 
 /** What the outbox holds for a project, oldest first, decoded as the relay would publish it. */
 export const outboxOf = async (db: Db, projectId: string): Promise<PublishedContactEvent[]> =>
-  publishedEvents(await db.outboxEvent.findMany({ orderBy: { id: "asc" } }), projectId, ContactEventSchema);
+  publishedEvents(
+    await db.outboxEvent.findMany({ where: { topic: contactEventsTopic }, orderBy: { id: "asc" } }),
+    projectId,
+    ContactEventSchema,
+  );
+
+/** What the outbox holds for herald.contact-changes.v1 of a project, oldest first. */
+export const contactChangesOf = async (db: Db, projectId: string): Promise<Array<PublishedEvent<typeof ContactChangeSchema>>> =>
+  publishedEvents(
+    await db.outboxEvent.findMany({ where: { topic: contactChangesTopic }, orderBy: { id: "asc" } }),
+    projectId,
+    ContactChangeSchema,
+  );
 
 export { eventually } from "@herald/testing";
