@@ -24,6 +24,7 @@ import { replicaBenchmarks } from "./replicas.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, sendApi, verifyApi } from "./send.ts";
 import { stallBenchmarks } from "./stalls.ts";
+import { webhookBenchmarks } from "./webhooks.ts";
 import { benchTriggerEvent, delayedEmails, listeningWorkflows, type WorkflowBenchTarget } from "./workflows.ts";
 
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -209,6 +210,9 @@ const stack = await startStack(
     // The same consumer groups in every run: a new group would start by reading every earlier run's
     // events (identity meters from the beginning of the topic), CPU the measured paths share.
     KAFKA_GROUP_PREFIX: "bench.",
+    // The webhooks benchmark's receiver listens on 127.0.0.1 over plain HTTP.
+    WEBHOOK_ALLOW_HTTP: "true",
+    WEBHOOK_ALLOWED_ADDRESSES: "127.0.0.1",
   },
   // A member of those groups that an earlier run left without leaving holds up the joins until its session lapses;
   // a machine shared with other work may need longer (BENCH_START_TIMEOUT_MS).
@@ -310,6 +314,17 @@ try {
       ].join("\n"),
     );
     console.log(`\n${replicas.detail}`);
+  }
+  if (wanted("webhooks")) {
+    const webhooks = await webhookBenchmarks(target, {
+      rate: Number(process.env.BENCH_WEBHOOK_RATE ?? 1_000),
+      endpoints: Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 10),
+      seconds: durationSeconds,
+      cpuSeconds,
+      autocannon,
+    });
+    console.log(["", "| webhooks | load | delivered | event to receiver | cost |", "|---|---|---|---|---|", ...webhooks.rows].join("\n"));
+    console.log(`\n${webhooks.detail}`);
   }
   if (wanted("segments")) {
     const project = await benchProject(stack.gatewayUrl);
