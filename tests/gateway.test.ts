@@ -1,3 +1,4 @@
+import { serviceNames } from "@herald/testing";
 import { describe, expect, inject, it } from "vitest";
 
 const { stack } = inject("herald");
@@ -8,7 +9,7 @@ describe("the gateway", () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { status: string; services: Record<string, unknown> };
     expect(body.status).toBe("up");
-    for (const name of ["identity", "contacts", "delivery", "campaigns", "automation"]) {
+    for (const name of serviceNames) {
       expect(body.services[name]).toMatchObject({ status: "up" });
     }
   });
