@@ -70,7 +70,9 @@ function lookupThrough(servers: readonly string[]): LookupFunction | undefined {
  */
 export function createOutboundCaller(options: { dnsServers: readonly string[]; allowedAddresses: readonly string[] }): OutboundCaller {
   const lookup = lookupThrough(options.dnsServers);
-  const filtering = { allowIPAddressList: [...options.allowedAddresses], ...(lookup ? { lookup } : {}) };
+  // Connections are kept for the next call to the same origin: a TCP (and TLS) handshake per call cost more than the call.
+  // A kept connection was checked when it was opened; Node retires it before the Keep-Alive timeout its server announced.
+  const filtering = { keepAlive: true, allowIPAddressList: [...options.allowedAddresses], ...(lookup ? { lookup } : {}) };
   const agents = { "http:": new RequestFilteringHttpAgent(filtering), "https:": new RequestFilteringHttpsAgent(filtering) };
 
   function send(url: URL, { method, headers, body, signal, maxBodyBytes }: OutboundRequest): Promise<OutboundResponse> {
