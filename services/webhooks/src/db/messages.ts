@@ -145,15 +145,29 @@ export interface ClaimedMessage {
   secret: string;
   /** The rotated-out secret while it still signs; null otherwise. */
   previousSecret: string | null;
+  /** Whether the endpoint was failing when the message was claimed: only then does a success have to clear it. */
+  endpointFailing: boolean;
 }
 
-const due = `((m.status = 'pending' AND m.next_attempt_at <= now()) OR (m.status = 'delivering' AND m.locked_until < now()))`;
+/** Due: waiting, and its time has come. Each endpoint's due messages are a range of messages' (endpoint, status, time) index. */
+const due = `m.status = 'pending' AND m.next_attempt_at <= now()`;
+
+/**
+ * Puts back in the queue the messages whose lease lapsed while they were being delivered (their process died mid-call),
+ * due at once; their attempt was never recorded, so it is made again. Apart from the claim, so that the claim reads
+ * each endpoint's due messages straight off the index, in order, however long its backlog.
+ */
+export async function releaseLapsedLeases(db: Db): Promise<number> {
+  return db.$executeRaw`
+    UPDATE messages SET status = 'pending', next_attempt_at = now(), locked_until = NULL
+    WHERE status = 'delivering' AND locked_until < now()`;
+}
 
 /**
  * Claims up to `limit` due messages for `leaseMs`, in turns across endpoints: the enabled endpoints that have due
  * messages, starting after `cursor` (the last endpoint served) and wrapping round, each giving at most its free
- * places (`endpointCap` less its messages in flight under a live lease, whichever replica holds them). A message whose
- * lease lapsed (its process died mid-call) is due again. One statement: replicas skip each other's rows (SKIP LOCKED).
+ * places (`endpointCap` less its messages in flight under a live lease, whichever replica holds them). One statement:
+ * replicas skip each other's rows (SKIP LOCKED).
  */
 export async function claimDueMessages(
   db: Db,
@@ -180,7 +194,8 @@ export async function claimDueMessages(
     WHERE m.id IN (SELECT id FROM picked) AND e.id = m.endpoint_id
     RETURNING m.id, m.project_id::text AS "projectId", m.endpoint_id::text AS "endpointId", m.event_type AS "eventType",
       m.payload, m.attempt_count AS "attemptCount", m.created_at AS "createdAt", e.url, e.secret,
-      CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS "previousSecret"`,
+      CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS "previousSecret",
+      e.failing_since IS NOT NULL AS "endpointFailing"`,
     options.limit,
     options.endpointCap,
     options.leaseMs / 1000,
@@ -190,15 +205,31 @@ export async function claimDueMessages(
 
 export type AttemptOutcome = { kind: "delivered" } | { kind: "retry"; at: Date } | { kind: "failed" };
 
-/** Records an attempt and what follows it; a message no longer being delivered (its endpoint was deleted) is left alone. */
-export async function recordAttempt(db: Db, id: string, attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
-  const status = outcome.kind === "retry" ? "pending" : outcome.kind;
-  const nextAttemptAt = outcome.kind === "retry" ? outcome.at : null;
-  await db.$executeRaw`
-    UPDATE messages SET status = ${status}, attempts = attempts || ${JSON.stringify([attempt])}::jsonb,
-      attempt_count = attempt_count + 1, next_attempt_at = ${nextAttemptAt}, locked_until = NULL,
-      delivered_at = CASE WHEN ${status} = 'delivered' THEN now() ELSE delivered_at END
-    WHERE id = ${id} AND status = 'delivering'`;
+/** One message's attempt and what follows it, as recordAttempts writes it. */
+export interface AttemptRecord {
+  id: string;
+  attempt: Attempt;
+  outcome: AttemptOutcome;
+}
+
+/**
+ * Records attempts and what follows each, in one statement; a message no longer being delivered (its endpoint was
+ * deleted, or its lease lapsed and another took it) is left alone.
+ */
+export async function recordAttempts(db: Db, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const statusOf = ({ outcome }: AttemptRecord) => (outcome.kind === "retry" ? "pending" : outcome.kind);
+  await db.$executeRawUnsafe(
+    `UPDATE messages m SET status = v.status, attempts = m.attempts || v.attempt, attempt_count = m.attempt_count + 1,
+       next_attempt_at = v.next_attempt_at, locked_until = NULL,
+       delivered_at = CASE WHEN v.status = 'delivered' THEN now() ELSE m.delivered_at END
+     FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::timestamptz[]) AS v(id, status, attempt, next_attempt_at)
+     WHERE m.id = v.id AND m.status = 'delivering'`,
+    records.map((record) => record.id),
+    records.map(statusOf),
+    records.map((record) => JSON.stringify([record.attempt])),
+    records.map(({ outcome }) => (outcome.kind === "retry" ? outcome.at : null)),
+  );
 }
 
 /** The age of the oldest message waiting, in seconds, over every endpoint (0 when none waits). */
