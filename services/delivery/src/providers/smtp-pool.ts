@@ -52,7 +52,9 @@ const transientCodes = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"]);
  */
 const wasGone = (failure: SmtpError): boolean =>
   failure.name !== "TimeoutError" &&
-  (failure.responseCode === undefined ? transientCodes.has(failure.code ?? "") : failure.responseCode === 421 && failure.command === "MAIL FROM");
+  (failure.responseCode === undefined
+    ? transientCodes.has(failure.code ?? "")
+    : failure.responseCode === 421 && failure.command === "MAIL FROM");
 
 /**
  * Pooled SMTP connections that carry raw messages, on nodemailer's `SMTPConnection` (the protocol, TLS,
