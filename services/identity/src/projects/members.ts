@@ -39,6 +39,8 @@ export interface MemberView {
 
 export interface Members {
   list(userId: string, projectId: string): Promise<MemberView[]>;
+  /** The project's owners and admins who have accounts, for an internal caller that tells them of something. */
+  admins(projectId: string): Promise<MemberView[]>;
   add(userId: string, projectId: string, email: string, role: Role | undefined): Promise<MemberView>;
   update(userId: string, projectId: string, memberId: string, role: Role | undefined): Promise<MemberView>;
   remove(userId: string, projectId: string, memberId: string): Promise<void>;
@@ -116,6 +118,11 @@ export function createMembers(deps: {
       await requireMembership(db, projectId, userId);
       const { members, invitations } = await listMembersAndInvitations(db, projectId);
       return [...members.map(activeMember), ...invitations.map(pendingMember)];
+    },
+
+    async admins(projectId) {
+      const { members } = await listMembersAndInvitations(db, projectId);
+      return members.filter((member) => member.role === "OWNER" || member.role === "ADMIN").map(activeMember);
     },
 
     async add(userId, projectId, rawEmail, requestedRole) {

@@ -97,6 +97,10 @@ export function createProjectRpc(deps: { projects: Projects; members: Members })
       return { members: (await members.list(request.userId, request.projectId)).map(memberToProto) };
     },
 
+    async listProjectAdmins(request) {
+      return { admins: (await members.admins(request.projectId)).map(memberToProto) };
+    },
+
     async addMember(request) {
       const member = await members.add(request.userId, request.projectId, request.email, roleFromProto(request.role));
       return { member: memberToProto(member) };

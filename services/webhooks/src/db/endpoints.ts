@@ -87,15 +87,15 @@ export async function markEndpointFailed(
   db: Db,
   id: string,
   disableAfterMs: number,
-): Promise<{ projectId: string; url: string; actorUserId: string | null; failingSince: Date } | undefined> {
+): Promise<{ projectId: string; url: string; failingSince: Date } | undefined> {
   const failing = await db.$queryRaw<Array<{ failingSince: Date }>>`
     UPDATE endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = ${id}::uuid RETURNING failing_since AS "failingSince"`;
   const since = failing[0]?.failingSince;
   if (!since || Date.now() - since.getTime() < disableAfterMs) return undefined;
-  const rows = await db.$queryRaw<Array<{ projectId: string; url: string; actorUserId: string | null }>>`
+  const rows = await db.$queryRaw<Array<{ projectId: string; url: string }>>`
     UPDATE endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
     WHERE id = ${id}::uuid AND enabled AND failing_since IS NOT NULL
-    RETURNING project_id::text AS "projectId", url, actor_user_id::text AS "actorUserId"`;
+    RETURNING project_id::text AS "projectId", url`;
   const disabled = rows[0];
   return disabled ? { ...disabled, failingSince: since } : undefined;
 }

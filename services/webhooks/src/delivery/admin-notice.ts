@@ -2,34 +2,26 @@ import type { Client } from "@connectrpc/connect";
 import type { Logger } from "@herald/platform";
 import type { SystemMailService } from "@herald/proto/herald/delivery/v1/system_mail_service_pb";
 import type { ProjectService } from "@herald/proto/herald/identity/v1/project_service_pb";
-import { Role } from "@herald/proto/herald/identity/v1/resources_pb";
 
 export interface DisabledEndpoint {
   endpointId: string;
   projectId: string;
   url: string;
-  actorUserId: string | null;
   failingSince: Date;
 }
 
 /**
  * Tells a project's owners and admins that one of its endpoints was disabled for failing, through delivery's system
- * mail (as identity's reputation warnings go), once per disabling (the idempotency key). Identity keeps who they are:
- * it is asked through the user who last created or changed the endpoint from the dashboard (docs/decisions.md
- * "Outbound webhooks"); an endpoint only a secret key ever managed has no such user, and its disabling is logged only.
+ * mail (as identity's reputation warnings go), once per disabling (the idempotency key). Identity keeps who they are
+ * (ListProjectAdmins).
  */
 export function createAdminNotice(deps: {
-  projects: Pick<Client<typeof ProjectService>, "listMembers">;
+  projects: Pick<Client<typeof ProjectService>, "listProjectAdmins">;
   systemMail: Pick<Client<typeof SystemMailService>, "sendSystemEmail">;
   logger: Logger;
 }) {
   return async (endpoint: DisabledEndpoint): Promise<void> => {
-    if (!endpoint.actorUserId) {
-      deps.logger.warn({ ...endpoint }, "webhook endpoint disabled for failing; no dashboard user to find its admins through");
-      return;
-    }
-    const { members } = await deps.projects.listMembers({ userId: endpoint.actorUserId, projectId: endpoint.projectId });
-    const admins = members.filter((member) => member.active && (member.role === Role.OWNER || member.role === Role.ADMIN));
+    const { admins } = await deps.projects.listProjectAdmins({ projectId: endpoint.projectId });
     for (const admin of admins) {
       await deps.systemMail.sendSystemEmail({
         idempotencyKey: `webhook-disabled:${endpoint.endpointId}:${endpoint.failingSince.toISOString()}:${admin.userId}`,

@@ -25,7 +25,6 @@ export function createWebhooksRpc(deps: { info: ServiceInfo; webhooks: Webhooks 
         description: request.description,
         eventTypes: request.eventTypes,
         enabled: request.enabled,
-        actorUserId: request.actorUserId,
       });
       return { endpoint: endpointToProto(endpoint), secret };
     },
@@ -38,7 +37,6 @@ export function createWebhooksRpc(deps: { info: ServiceInfo; webhooks: Webhooks 
         description: request.description,
         eventTypes: request.updateEventTypes ? request.eventTypes : undefined,
         enabled: request.enabled,
-        actorUserId: request.actorUserId,
       });
       return { endpoint: endpointToProto(endpoint) };
     },

@@ -29,7 +29,6 @@ export interface EndpointInput {
   description?: string | undefined;
   eventTypes?: string[] | undefined;
   enabled?: boolean | undefined;
-  actorUserId?: string | undefined;
 }
 
 const listLimitOf = (limit: number) => (limit <= 0 ? 20 : Math.min(limit, 100));
@@ -81,7 +80,6 @@ export function createWebhooks(deps: {
             eventTypes: [...new Set(input.eventTypes ?? [])],
             enabled: input.enabled ?? true,
             secret,
-            actorUserId: input.actorUserId && isId(input.actorUserId) ? input.actorUserId : null,
           },
         });
       });
@@ -102,7 +100,6 @@ export function createWebhooks(deps: {
           ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
           // Enabling clears why it was disabled and how long it had failed: its next failure starts the count again.
           ...(enabling ? { disabledReason: null, failingSince: null } : {}),
-          ...(input.actorUserId && isId(input.actorUserId) ? { actorUserId: input.actorUserId } : {}),
         },
       });
       deps.onEndpointsChanged(projectId);

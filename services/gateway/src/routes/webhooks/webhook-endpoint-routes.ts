@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Attempt, Endpoint, Message } from "@herald/proto/herald/webhooks/v1/webhooks_service_pb";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
@@ -104,7 +104,6 @@ const toMessageJson = (message: Message | undefined) => {
 };
 
 /** The dashboard user behind a request, through whom the webhooks service finds the project's admins; none for a key. */
-const actorOf = (request: FastifyRequest): string => (request.auth?.via === "session" ? request.auth.userId : "");
 
 /** status of the messages list: one of the four, or a 400. */
 function statusFilterOf(raw: string | undefined): string {
@@ -212,7 +211,6 @@ export function registerWebhookEndpointRoutes(app: FastifyInstance, deps: { upst
         description: body.description ?? "",
         eventTypes: body.eventTypes ?? [],
         ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
-        actorUserId: actorOf(request),
       });
       return reply.status(201).send({ ...toEndpointJson(answer.endpoint), secret: answer.secret });
     },
@@ -251,7 +249,6 @@ export function registerWebhookEndpointRoutes(app: FastifyInstance, deps: { upst
         eventTypes: body.eventTypes ?? [],
         updateEventTypes: body.eventTypes !== undefined,
         ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
-        actorUserId: actorOf(request),
       });
       return toEndpointJson(answer.endpoint);
     },

@@ -20,7 +20,6 @@ CREATE TABLE "endpoints" (
     "previous_secret" TEXT,
     "previous_secret_expires_at" TIMESTAMPTZ(3),
     "failing_since" TIMESTAMPTZ(3),
-    "actor_user_id" UUID,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
