@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { createKafka, decodeEnvelope, type EventEnvelope, ensureTopics, payloadOf } from "@herald/kafka";
-import { waitUntil } from "@herald/testing";
+import { startGroupAtEnd, waitUntil } from "@herald/testing";
 
 export interface ReceivedFact {
   envelope: EventEnvelope;
@@ -16,28 +16,22 @@ export interface ReceivedFact {
  */
 export async function watchTopic(options: { brokers: string[]; topic: string; projectId: string }) {
   const kafka = createKafka({ clientId: `event-facts-${randomUUID()}`, brokers: options.brokers });
+  const groupId = `event-facts-${randomUUID()}`;
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, [options.topic]);
+  await startGroupAtEnd(admin, groupId, options.topic);
   await admin.disconnect();
-  const consumer = kafka.consumer({ groupId: `event-facts-${randomUUID()}` });
+  const consumer = kafka.consumer({ groupId });
   const received: ReceivedFact[] = [];
   await consumer.connect();
   await consumer.subscribe({ topic: options.topic, fromBeginning: false });
-  // The first fetch comes once the group holds its partitions and has resolved their latest offsets:
-  // an event written after it is read.
-  let fetching = false;
-  const stopListening = consumer.on(consumer.events.FETCH, () => {
-    fetching = true;
-  });
   await consumer.run({
     eachMessage: async ({ message }) => {
       const envelope = decodeEnvelope(message.value ?? Buffer.alloc(0));
       if (envelope.projectId === options.projectId) received.push({ envelope, key: message.key?.toString() ?? "" });
     },
   });
-  await waitUntil(async () => fetching, { timeoutMs: 60_000 });
-  stopListening();
   return {
     received,
     /** Waits for the first event that `matches`, and answers it. */
