@@ -103,8 +103,6 @@ const toMessageJson = (message: Message | undefined) => {
   };
 };
 
-/** The dashboard user behind a request, through whom the webhooks service finds the project's admins; none for a key. */
-
 /** status of the messages list: one of the four, or a 400. */
 function statusFilterOf(raw: string | undefined): string {
   if (raw === undefined || raw === "") return "";
