@@ -21,6 +21,7 @@ import { campaignBenchmarks } from "./campaigns.ts";
 import { dashboardFirstScreen } from "./dashboard.ts";
 import { lanesBenchmarks } from "./lanes.ts";
 import { replicaBenchmarks } from "./replicas.ts";
+import { scaleBenchmarks } from "./scale.ts";
 import { segmentBenchmarks } from "./segments.ts";
 import { delivered, sendApi, verifyApi } from "./send.ts";
 import { stallBenchmarks } from "./stalls.ts";
@@ -337,6 +338,21 @@ try {
     });
     console.log(["", "| segments | load | result | detail |", "|---|---|---|---|", ...segments.rows].join("\n"));
     console.log(`\nQuery plans:\n${segments.plans}`);
+  }
+  // Not in the default run: it grows the database to 10,000,000 contacts (BENCH_SCALE_SIZES) and takes most of an hour.
+  if (chosen.includes("scale")) {
+    const sizes = (process.env.BENCH_SCALE_SIZES ?? "1000000,10000000").split(",").map(Number);
+    const scale = await scaleBenchmarks(
+      {
+        gatewayUrl: stack.gatewayUrl,
+        contactsUrl: stack.serviceUrls.contacts,
+        databaseUrl: database.databaseUrl,
+        large: await benchProject(stack.gatewayUrl),
+        load,
+      },
+      sizes,
+    );
+    console.log(["", "| scale | load | result | detail |", "|---|---|---|---|", ...scale].join("\n"));
   }
 } finally {
   await stack.stop();

@@ -26,7 +26,7 @@ const seconds = (started: number) => (performance.now() - started) / 1000;
  * to it are dropped, the rows inserted, then everything is built again in one pass
  * each (sorted builds instead of 5,000,000 random B-tree and GIN insertions).
  */
-async function bulkLoad(client: pg.Client, table: string, load: () => Promise<unknown>): Promise<void> {
+export async function bulkLoad(client: pg.Client, table: string, load: () => Promise<unknown>): Promise<void> {
   const { rows: constraints } = await client.query<{ owner: string; name: string; definition: string; kind: string }>(
     `SELECT conrelid::regclass::text AS owner, conname AS name, pg_get_constraintdef(oid) AS definition, contype AS kind
      FROM pg_constraint WHERE (conrelid = $1::regclass AND contype IN ('p', 'u', 'f')) OR (confrelid = $1::regclass AND contype = 'f')`,

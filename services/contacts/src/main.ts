@@ -13,6 +13,7 @@ import {
 } from "@herald/platform";
 import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { loadConfig } from "./config.js";
+import { createContactCountFolding } from "./contacts/contact-count-folding.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { prismaClientOn } from "./db/client.js";
 import { contactChangesTopic } from "./events/contact-change-outbox.js";
@@ -59,6 +60,7 @@ try {
     intervalMs: config.SEGMENT_EVALUATION_INTERVAL_MS,
     settleMs: config.SEGMENT_SETTLE_MS,
   });
+  const countFolding = createContactCountFolding({ db, logger });
   const worker = createJobWorker({
     runners: createJobRunners({
       db,
@@ -107,6 +109,7 @@ try {
   relay.start();
   worker.start();
   membershipWatch.start();
+  countFolding.start();
   await lifecycle.start();
   await emailActivity.start();
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -121,6 +124,7 @@ try {
     () => emailActivity.stop(),
     () => worker.stop(),
     () => membershipWatch.stop(),
+    () => countFolding.stop(),
     () => relay.stop(),
     () => database.close(),
     () => databaseProbe.close(),

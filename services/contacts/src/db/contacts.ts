@@ -1,5 +1,6 @@
 import type { ContactOrder, ContactPosition } from "../domain/contact-order.js";
 import type { Reader, Tx } from "./client.js";
+import { countProjectContacts } from "./contact-counts.js";
 import { Prisma } from "./generated/client.js";
 import { jsonObjectOf } from "./json.js";
 
@@ -107,7 +108,9 @@ export async function listContacts(
   return rows.map(asContact);
 }
 
+/** Contacts matching the filter: without a search, from the project's count rows (db/contact-counts.ts). */
 export async function countContacts(db: Reader, projectId: string, filter: ContactFilter): Promise<number> {
+  if (!filter.search) return countProjectContacts(db, projectId, filter.subscribed);
   const [row] = await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM contacts WHERE ${filterSql(projectId, filter)}`;
   return Number(row?.n ?? 0);
 }
