@@ -1,3 +1,4 @@
+export * from "./contact-erasure-consumer.js";
 export * from "./envelope.js";
 export * from "./event-consumer.js";
 export * from "./event-metrics.js";

@@ -37,6 +37,7 @@ import { observeTimers } from "./engine/timer-metrics.js";
 import { createTriggerIndex } from "./engine/trigger-index.js";
 import { createWebhookExecutor } from "./engine/webhook.js";
 import { createWebhookSecrets } from "./engine/webhook-secrets.js";
+import { contactErasureGroupId, createContactErasureConsumerOfAutomation } from "./events/contact-erasure-consumer.js";
 import { createTriggerConsumer, triggerGroupId } from "./events/trigger-consumer.js";
 import { createWorkflowChangesListener, workflowChangesTopic } from "./events/workflow-changes.js";
 import { createExecutions } from "./executions/executions.js";
@@ -76,6 +77,7 @@ try {
     topics.emailActivity,
     topics.projectLifecycle,
     topics.workflowExecutions,
+    topics.contactChanges,
     workflowChangesTopic,
   ]);
   await admin.disconnect();
@@ -139,7 +141,8 @@ try {
   const triggersGroup = `${config.KAFKA_GROUP_PREFIX}${triggerGroupId}`;
   observeOutbox(metrics, { pool, schema });
   const projectStatusGroup = `${config.KAFKA_GROUP_PREFIX}automation.project-status`;
-  observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup, projectStatusGroup] });
+  const erasureGroup = `${config.KAFKA_GROUP_PREFIX}${contactErasureGroupId}`;
+  observeConsumerLag(metrics, { kafka, groupIds: [triggersGroup, projectStatusGroup, erasureGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const triggers = createTriggerConsumer({
     kafka,
@@ -162,6 +165,7 @@ try {
       reason === "project.suspended" ? resumeProject(tx, projectId) : stopProject(tx, projectId, reason, at),
     resume: resumeProject,
   });
+  const erasure = createContactErasureConsumerOfAutomation({ kafka, db, logger, groupId: erasureGroup });
   const changes = createWorkflowChangesListener({
     kafka,
     logger,
@@ -175,6 +179,7 @@ try {
   await changes.start();
   await triggers.start();
   await projectStatus.start();
+  await erasure.start();
   readiness.start();
   await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.AUTOMATION_URL), config.LISTEN_HOST);
@@ -184,6 +189,7 @@ try {
     () => server.close(),
     () => triggers.stop(),
     () => projectStatus.stop(),
+    () => erasure.stop(),
     () => changes.stop(),
     () => runner.stop(),
     () => renders.close(),

@@ -30,6 +30,7 @@ import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { resumeProject, stopProject } from "./db/stopped-projects.js";
 import { isId } from "./domain/ids.js";
+import { contactErasureGroupId, createContactErasureConsumerOfCampaigns } from "./events/contact-erasure-consumer.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { build } from "./server.js";
@@ -55,7 +56,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle, topics.campaignEvents]);
+  await ensureTopics(admin, [topics.emailActivity, topics.projectLifecycle, topics.campaignEvents, topics.contactChanges]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const segments = createRpcClient(SegmentsService, { baseUrl: config.CONTACTS_URL, connections: 1, timeoutMs: 30_000 });
@@ -94,7 +95,9 @@ try {
   });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup, projectStatusGroup] });
+  const erasureGroup = `${config.KAFKA_GROUP_PREFIX}${contactErasureGroupId}`;
+  const erasure = createContactErasureConsumerOfCampaigns({ kafka, db, logger, groupId: erasureGroup });
+  observeConsumerLag(metrics, { kafka, groupIds: [activityGroup, lifecycleGroup, projectStatusGroup, erasureGroup] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({ db, logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), campaigns });
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -105,6 +108,7 @@ try {
   fanOut.start();
   await activity.start();
   await lifecycle.start();
+  await erasure.start();
   await projectStatus.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
@@ -114,6 +118,7 @@ try {
     () => renders.close(),
     () => activity.stop(),
     () => lifecycle.stop(),
+    () => erasure.stop(),
     () => projectStatus.stop(),
     () => relay.stop(),
     closeDatabase,

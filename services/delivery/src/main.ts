@@ -26,6 +26,7 @@ import { createDispatcher } from "./emails/dispatcher.js";
 import { createEmails } from "./emails/emails.js";
 import { observeEmailQueue } from "./emails/queue-metrics.js";
 import { billingCapsGroupId, createBillingCapsConsumer } from "./events/billing-caps-consumer.js";
+import { contactErasureGroupId, createContactErasureConsumerOfDelivery } from "./events/contact-erasure-consumer.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
 import { createProjectStatusConsumerOfDelivery, projectStatusGroupId } from "./events/project-status-consumer.js";
 import { createEmailEventRecorder } from "./feedback/email-events.js";
@@ -88,7 +89,7 @@ try {
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity]);
+  await ensureTopics(admin, [topics.projectLifecycle, topics.emailActivity, topics.contactChanges]);
   await admin.disconnect();
   const relay = createOutboxRelay({ pool, producer: kafka.producer({ idempotent: true }), logger });
   const resolver = createResolver({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, tries: config.DNS_TRIES });
@@ -130,10 +131,12 @@ try {
   const projectStatus = createProjectStatusConsumerOfDelivery({ kafka, db, logger, groupId: statusGroupId });
   const capsGroupId = `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}`;
   const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: capsGroupId });
+  const erasureGroupId = `${config.KAFKA_GROUP_PREFIX}${contactErasureGroupId}`;
+  const erasure = createContactErasureConsumerOfDelivery({ kafka, db, logger, groupId: erasureGroupId });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
-  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId] });
+  observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId, erasureGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
   observeRenderPool(metrics, renders);
@@ -285,6 +288,7 @@ try {
   await lifecycle.start();
   await projectStatus.start();
   await billingCaps.start();
+  await erasure.start();
   readiness.start();
   await metrics.listen(config.LISTEN_HOST);
   const port = await server.listen(portOfUrl(config.DELIVERY_URL), config.LISTEN_HOST);
@@ -316,6 +320,7 @@ try {
     () => lifecycle.stop(),
     () => projectStatus.stop(),
     () => billingCaps.stop(),
+    () => erasure.stop(),
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),

@@ -21,6 +21,7 @@ import { enabledEndpointsOf } from "./db/endpoints.js";
 import { oldestPendingSeconds } from "./db/messages.js";
 import { createAdminNotice } from "./delivery/admin-notice.js";
 import { createDispatcher } from "./delivery/dispatcher.js";
+import { contactErasureGroupId, createContactErasureConsumerOfWebhooks } from "./events/contact-erasure-consumer.js";
 import { createFactConsumer, factsGroupId } from "./events/fact-consumer.js";
 import { factTopics } from "./events/facts.js";
 import { createProjectLifecycleConsumer, projectLifecycleGroupId } from "./events/project-lifecycle-consumer.js";
@@ -103,7 +104,9 @@ try {
     onWiped: (projectId) => endpoints.delete(projectId),
     groupId: lifecycleGroup,
   });
-  observeConsumerLag(metrics, { kafka, groupIds: [factsGroup, lifecycleGroup] });
+  const erasureGroup = `${config.KAFKA_GROUP_PREFIX}${contactErasureGroupId}`;
+  const erasure = createContactErasureConsumerOfWebhooks({ kafka, db, logger, groupId: erasureGroup });
+  observeConsumerLag(metrics, { kafka, groupIds: [factsGroup, lifecycleGroup, erasureGroup] });
   // One series over every endpoint: a label per endpoint would grow with every project's endpoints (docs/operations.md).
   metrics.observe({
     reader: "webhook_queue",
@@ -119,12 +122,14 @@ try {
   dispatcher.start();
   await facts.start();
   await lifecycle.start();
+  await erasure.start();
   logger.info({ port, schema }, `${name} listening`);
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
     () => facts.stop(),
     () => lifecycle.stop(),
+    () => erasure.stop(),
     () => dispatcher.stop(),
     closeDatabase,
     () => databaseProbe.close(),

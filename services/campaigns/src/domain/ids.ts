@@ -10,3 +10,14 @@ export function requireProjectId(projectId: string): string {
   if (!isId(projectId)) throw new DomainError("invalid-argument", "INVALID_PROJECT_ID", "project_id must be a project's uuid");
   return projectId;
 }
+
+/**
+ * The uuid just before `id` in Postgres's order of uuids (their bytes): a fan-out cursor that named an erased contact
+ * moves there, so that it names nobody and the fan-out still resumes after the same contacts. Undefined for the nil uuid.
+ */
+export function uuidBefore(id: string): string | undefined {
+  const value = BigInt(`0x${id.replaceAll("-", "")}`);
+  if (value === 0n) return undefined;
+  const hex = (value - 1n).toString(16).padStart(32, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

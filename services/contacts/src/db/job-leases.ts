@@ -60,7 +60,8 @@ export async function finishJob(
   owner: string,
   outcome: { status: "completed" | "failed"; failureReason?: string },
 ): Promise<boolean> {
-  const freeFile = table === "import_jobs" ? Prisma.sql`, csv = ''::bytea` : Prisma.empty;
+  // A finished job keeps its counts, not its input: an import's file, a bulk job's ids (an erased contact's among them).
+  const freeFile = table === "import_jobs" ? Prisma.sql`, csv = ''::bytea` : Prisma.sql`, contact_ids = '{}'`;
   const finished = await db.$executeRaw`
     UPDATE ${Prisma.raw(table)} SET
       status = ${outcome.status},

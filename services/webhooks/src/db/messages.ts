@@ -40,7 +40,16 @@ export interface NewMessage {
   eventType: string;
   payload: JsonObject;
   nextAttemptAt: Date;
+  /** Its payload names a contact being erased: redacted once it is delivered or fails (redactedPayload). */
+  redactWhenSettled?: boolean;
 }
+
+/** What a redacted message keeps of its payload: the event's type and time, not what named the contact. */
+const redactedPayload = `jsonb_build_object('type', payload -> 'type', 'timestamp', payload -> 'timestamp', 'data', jsonb_build_object('erased', true))`;
+
+/** What a redacted message keeps of its attempts: their times and statuses, not the endpoint's answers (which may echo the payload). */
+const redactedAttempts = `(SELECT coalesce(jsonb_agg(a || '{"response": ""}'::jsonb ORDER BY n), '[]'::jsonb)
+  FROM jsonb_array_elements(attempts) WITH ORDINALITY AS t(a, n))`;
 
 const columns = `id, project_id::text AS "projectId", endpoint_id::text AS "endpointId", event_id AS "eventId",
   event_type AS "eventType", payload, status, attempts, attempt_count AS "attemptCount", next_attempt_at AS "nextAttemptAt",
@@ -54,12 +63,14 @@ const columns = `id, project_id::text AS "projectId", endpoint_id::text AS "endp
 export async function insertMessages(tx: Tx | Db, messages: readonly NewMessage[]): Promise<number> {
   if (messages.length === 0) return 0;
   return tx.$executeRaw`
-    INSERT INTO messages (id, project_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+    INSERT INTO messages (id, project_id, endpoint_id, event_id, event_type, payload, next_attempt_at, redact_when_settled)
     SELECT u.* FROM unnest(
       ${messages.map((message) => message.id)}::text[], ${messages.map((message) => message.projectId)}::uuid[],
       ${messages.map((message) => message.endpointId)}::uuid[], ${messages.map((message) => message.eventId)}::text[],
       ${messages.map((message) => message.eventType)}::text[], ${messages.map((message) => JSON.stringify(message.payload))}::jsonb[],
-      ${messages.map((message) => message.nextAttemptAt)}::timestamptz[]) AS u(id, project_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+      ${messages.map((message) => message.nextAttemptAt)}::timestamptz[],
+      ${messages.map((message) => message.redactWhenSettled === true)}::boolean[]
+    ) AS u(id, project_id, endpoint_id, event_id, event_type, payload, next_attempt_at, redact_when_settled)
     JOIN endpoints e ON e.id = u.endpoint_id AND e.project_id = u.project_id AND e.enabled
     ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 }
@@ -230,6 +241,38 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
     records.map((record) => JSON.stringify([record.attempt])),
     records.map(({ outcome }) => (outcome.kind === "retry" ? outcome.at : null)),
   );
+  const settled = records.filter(({ outcome }) => outcome.kind !== "retry").map((record) => record.id);
+  if (settled.length === 0) return;
+  // Those that waited to go out while their contact was erased are redacted once settled (eraseContactFromMessages).
+  await db.$executeRawUnsafe(
+    `UPDATE messages SET payload = ${redactedPayload}, attempts = ${redactedAttempts}, redact_when_settled = false
+     WHERE id = ANY($1::text[]) AND redact_when_settled AND status IN ('delivered', 'failed')`,
+    settled,
+  );
+}
+
+/**
+ * Forgets an erased contact in the project's messages (docs/decisions.md "Erasing a contact"): a settled message whose
+ * payload names it (its id or its address) is redacted now; one still waiting or being delivered goes out as it
+ * is (its endpoint is owed the event, contact.deleted included) and is redacted once it settles. Answers how many
+ * were redacted and how many wait.
+ */
+export async function eraseContactFromMessages(
+  tx: Tx,
+  erasure: { projectId: string; contactId: string; email: string },
+): Promise<{ redacted: number; waiting: number }> {
+  const names = `project_id = $1::uuid AND (strpos(payload::text, $2) > 0 OR ($3 <> '' AND strpos(lower(payload::text), $3) > 0))`;
+  const values = [erasure.projectId, erasure.contactId, erasure.email.toLowerCase()];
+  const redacted = await tx.$executeRawUnsafe(
+    `UPDATE messages SET payload = ${redactedPayload}, attempts = ${redactedAttempts}, redact_when_settled = false
+     WHERE ${names} AND status IN ('delivered', 'failed')`,
+    ...values,
+  );
+  const waiting = await tx.$executeRawUnsafe(
+    `UPDATE messages SET redact_when_settled = true WHERE ${names} AND status IN ('pending', 'delivering')`,
+    ...values,
+  );
+  return { redacted, waiting };
 }
 
 /** The age of the oldest message waiting, in seconds, over every endpoint (0 when none waits). */

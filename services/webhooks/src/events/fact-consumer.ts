@@ -66,6 +66,8 @@ export function createFactConsumer(deps: {
             eventType: event.type,
             payload: { ...event },
             nextAttemptAt,
+            // The endpoint is owed the deletion; the contact's erasure redacts it once delivered (eraseContactFromMessages).
+            redactWhenSettled: event.type === "contact.deleted",
           });
         }
       }

@@ -1,0 +1,246 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { createEnvelope, encodeEnvelope, partitionKeyOf, topics } from "@herald/kafka";
+import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
+import { createTestKafka, testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
+import { simpleParser } from "mailparser";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { CampaignJson } from "./campaigns.test.js";
+import { verifiedDomain } from "./support/domains.js";
+import { type CreatedProject, createProject, restClient, signUp, uniqueEmail } from "./support/http.js";
+import { startWebhookReceiver } from "./support/webhook-receiver.js";
+import { finished, workflowBuilder } from "./support/workflows.js";
+
+const { stack, dns: dnsServer, smtp, kafkaBrokers } = inject("herald");
+const call = restClient(stack.gatewayUrl);
+const dns = testDnsClient(dnsServer.controlUrl);
+const sink = testSmtpSinkClient(smtp.controlUrl);
+
+type SendAnswer = { data: { emails: Array<{ contact: { id: string; email: string }; email: string }> } };
+type ActivityPage = { data: Array<{ type: string; emailId: string }> };
+type MessageJson = { status: string; eventType: string; payload: { type: string; data: Record<string, unknown> } };
+
+/** Where a table's column holds `needle`: one row per (schema, table, column), found by reading the catalog. */
+type Finding = { table: string; column: string; rows: number };
+
+/**
+ * Every column of every table of every schema of the stack's database that could hold an address or an id (text, json,
+ * uuid, arrays of them, bytea), discovered from information_schema so that a table added later is scanned too.
+ * Rows naming `exceptProject` anywhere (another project's, which must keep their copy) are left out.
+ */
+async function findEverywhere(pool: pg.Pool, needle: string, exceptProject?: string): Promise<Finding[]> {
+  const columns = await pool.query<{ table_schema: string; table_name: string; column_name: string; data_type: string }>(
+    `SELECT c.table_schema, c.table_name, c.column_name, c.data_type
+     FROM information_schema.columns c
+     JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
+     WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND c.table_schema NOT LIKE 'pg\\_%'
+       AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'uuid', 'ARRAY', 'bytea', 'USER-DEFINED')
+     ORDER BY 1, 2, 3`,
+  );
+  const findings: Finding[] = [];
+  for (const column of columns.rows) {
+    const table = `"${column.table_schema}"."${column.table_name}"`;
+    const value = `r."${column.column_name}"`;
+    const matches =
+      column.data_type === "bytea" ? `position(convert_to($1, 'UTF8') IN ${value}) > 0` : `strpos(lower(${value}::text), lower($1)) > 0`;
+    const others = exceptProject ? `AND strpos(r::text, $2) = 0` : "";
+    const { rows } = await pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${table} AS r WHERE ${matches} ${others}`,
+      exceptProject ? [needle, exceptProject] : [needle],
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    if (n > 0) findings.push({ table, column: column.column_name, rows: n });
+  }
+  return findings;
+}
+
+describe("erasing a contact reaches every service (GDPR Article 17)", () => {
+  let pool: pg.Pool;
+  let project: CreatedProject;
+  let other: CreatedProject;
+  let key: string;
+  let domain: string;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+  beforeAll(async () => {
+    pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
+    const owner = await signUp(call, "erasure");
+    project = await createProject(call, owner.cookie, "Erasure");
+    other = await createProject(call, owner.cookie, "Erasure elsewhere");
+    key = project.secretKey;
+    domain = (await verifiedDomain(call, dns, key, "erase")).domain;
+    receiver = await startWebhookReceiver();
+  }, 120_000);
+
+  afterAll(async () => {
+    await receiver?.close();
+    await pool?.end();
+  });
+
+  const activityCount = async () => (await call<ActivityPage>("GET", "/activity?limit=100", { key })).body.data.length;
+
+  /** A contact with a history in every service, through the public API; answers its id. */
+  async function contactWithHistory(address: string, endpointId: string): Promise<{ contactId: string; campaignId: string }> {
+    for (const plan of ["free", "pro"]) {
+      const tracked = await call("POST", "/v1/track", {
+        key: project.publicKey,
+        body: { email: address, event: "upgraded", data: { plan } },
+      });
+      expect(tracked.status).toBe(200);
+    }
+    // A transactional email, opened and clicked through the tracking endpoints.
+    const target = `https://example.com/welcome?for=${encodeURIComponent(address)}`;
+    const sent = await call<SendAnswer>("POST", "/v1/send", {
+      key,
+      body: { to: address, from: `hello@${domain}`, subject: `Hello ${address}`, body: `<p>Hi ${address}</p><a href="${target}">go</a>` },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const contactId = sent.body.data.emails[0]?.contact.id ?? "";
+    const [message] = await sink.waitForMessages(1, { to: address, timeoutMs: 30_000 });
+    const parsed = await simpleParser(message?.raw ?? "");
+    const links = [...(typeof parsed.html === "string" ? parsed.html : "").matchAll(/(?:href|src)="([^"]+)"/g)]
+      .map((match) => match[1] ?? "")
+      .filter((url) => url.startsWith(`${stack.gatewayUrl}/t/`));
+    for (const link of links) await fetch(link, { redirect: "manual" });
+    expect(links.length).toBeGreaterThanOrEqual(2);
+
+    // A campaign to everyone (the project holds only this contact).
+    const campaign = await call<{ data: CampaignJson }>("POST", "/campaigns", {
+      key,
+      body: { name: "News", subject: "News for {{email}}", body: "<p>News</p>", from: `news@${domain}`, audienceType: "ALL" },
+    });
+    expect(campaign.status).toBe(201);
+    const campaignId = campaign.body.data.id;
+    expect((await call("POST", `/campaigns/${campaignId}/send`, { key, body: {} })).status).toBe(200);
+    await waitUntil(async () => (await call<CampaignJson>("GET", `/campaigns/${campaignId}`, { key })).body.sentCount >= 1, {
+      timeoutMs: 60_000,
+    });
+
+    // A workflow execution whose context and steps name the contact.
+    const flows = workflowBuilder(call, key);
+    const workflow = await flows.create({
+      eventName: `never-${randomUUID().slice(0, 8)}`,
+      steps: [
+        { ref: "hook", type: "WEBHOOK", config: { url: receiver.url("/hook") } },
+        { ref: "update", type: "UPDATE_CONTACT", config: { data: { lastHook: "done" } } },
+      ],
+    });
+    const started = await call<{ id: string }>("POST", `/workflows/${workflow.id}/executions`, {
+      key,
+      body: { email: address, context: { note: `for ${address}` } },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    await flows.executionWhen(workflow.id, started.body.id, finished, 60_000);
+
+    // The outbound webhook endpoint has delivered messages naming the contact.
+    await waitUntil(
+      async () => {
+        const page = await call<{ data: MessageJson[] }>("GET", `/settings/webhooks/${endpointId}/messages?limit=100`, { key });
+        return page.body.data.some((message) => message.status === "delivered" && JSON.stringify(message.payload).includes(contactId));
+      },
+      { timeoutMs: 60_000 },
+    );
+    return { contactId, campaignId };
+  }
+
+  const clean = async (needles: string[]) => {
+    let findings: Finding[] = [];
+    await waitUntil(
+      async () => {
+        findings = [];
+        for (const needle of needles) findings.push(...(await findEverywhere(pool, needle, other.id)));
+        return findings.length === 0;
+      },
+      { timeoutMs: 60_000, describe: () => JSON.stringify(findings) },
+    );
+  };
+
+  it("DELETE /contacts/:id leaves no table of any service naming the address or the id; totals stay; another project's copy stays", async () => {
+    const address = uniqueEmail("erase-me");
+    const endpoint = await call<{ id: string }>("POST", "/settings/webhooks", {
+      key,
+      body: { url: receiver.url("/facts"), eventTypes: [] },
+    });
+    expect(endpoint.status).toBe(201);
+    const { contactId, campaignId } = await contactWithHistory(address, endpoint.body.id);
+    const elsewhere = await call<{ data: { contact: string } }>("POST", "/v1/track", {
+      key: other.publicKey,
+      body: { email: address, event: "upgraded" },
+    });
+    expect(elsewhere.status).toBe(200);
+    // The scan sees the history before the erasure: it is a scan that can fail.
+    expect((await findEverywhere(pool, contactId)).length).toBeGreaterThan(3);
+    const campaignBefore = (await call<CampaignJson>("GET", `/campaigns/${campaignId}`, { key })).body;
+    const activityBefore = await activityCount();
+
+    expect((await call("DELETE", `/contacts/${contactId}`, { key })).status).toBe(204);
+    await clean([address, contactId]);
+
+    // The endpoint was told of the deletion, and its log keeps the message without the contact.
+    const deletions = receiver.received("/facts").filter((request) => request.body.includes('"contact.deleted"'));
+    expect(deletions.some((request) => request.body.includes(contactId))).toBe(true);
+    const messages = (await call<{ data: MessageJson[] }>("GET", `/settings/webhooks/${endpoint.body.id}/messages?limit=100`, { key })).body
+      .data;
+    expect(messages.find((message) => message.eventType === "contact.deleted")?.payload.data).toEqual({ erased: true });
+
+    // Totals stay: the campaign's counters and the activity feed's rows.
+    const campaignAfter = (await call<CampaignJson>("GET", `/campaigns/${campaignId}`, { key })).body;
+    expect(campaignAfter).toMatchObject({
+      sentCount: campaignBefore.sentCount,
+      totalRecipients: campaignBefore.totalRecipients,
+      openedCount: campaignBefore.openedCount,
+    });
+    expect(await activityCount()).toBe(activityBefore);
+
+    // Another project's contact of the same address is untouched.
+    const kept = await call<{ email: string }>("GET", `/contacts/${elsewhere.body.data.contact}`, { key: other.secretKey });
+    expect(kept.status).toBe(200);
+    expect(kept.body.email).toBe(address);
+
+    // Erasing twice: the contact is gone (404), and a replayed contact.deleted changes nothing anywhere.
+    expect((await call("DELETE", `/contacts/${contactId}`, { key })).status).toBe(404);
+    const kafka = createTestKafka(kafkaBrokers);
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      const envelope = createEnvelope({
+        type: "contact.deleted",
+        projectId: project.id,
+        contactId,
+        source: "contacts",
+        payloadSchema: ContactChangeSchema,
+        payload: create(ContactChangeSchema, { email: address }),
+      });
+      await producer.send({
+        topic: topics.contactChanges,
+        messages: [{ key: partitionKeyOf(envelope), value: Buffer.from(encodeEnvelope(envelope)) }],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    await clean([address, contactId]);
+    expect((await call<CampaignJson>("GET", `/campaigns/${campaignId}`, { key })).body.sentCount).toBe(campaignBefore.sentCount);
+    expect(await activityCount()).toBe(activityBefore);
+    expect((await call("GET", `/contacts/${elsewhere.body.data.contact}`, { key: other.secretKey })).status).toBe(200);
+  }, 300_000);
+
+  it("POST /contacts/bulk-delete erases too", async () => {
+    const address = uniqueEmail("bulk-erase");
+    expect((await call("POST", "/v1/track", { key: project.publicKey, body: { email: address, event: "seen" } })).status).toBe(200);
+    const sent = await call<SendAnswer>("POST", "/v1/send", {
+      key,
+      body: { to: address, from: `hello@${domain}`, subject: `Hello ${address}`, body: "<p>Hi</p>" },
+    });
+    expect(sent.status).toBe(200);
+    const contactId = sent.body.data.emails[0]?.contact.id ?? "";
+    await sink.waitForMessages(1, { to: address, timeoutMs: 30_000 });
+    const job = await call<{ jobId: string }>("POST", "/contacts/bulk-delete", { key, body: { ids: [contactId] } });
+    expect(job.status).toBe(202);
+    await waitUntil(
+      async () => (await call<{ status: string }>("GET", `/contacts/bulk/${job.body.jobId}`, { key })).body.status === "completed",
+      { timeoutMs: 60_000 },
+    );
+    await clean([address, contactId]);
+  }, 180_000);
+});
