@@ -114,7 +114,8 @@ async function grow(contacts: pg.Client, delivery: pg.Client, largeId: string, f
 /** Bytes of a table with its indexes and TOAST, the partitions of a partitioned table included. */
 async function tableBytes(client: pg.Client, table: string): Promise<number> {
   const { rows } = await client.query<{ bytes: string }>(
-    `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS bytes FROM pg_partition_tree($1::regclass)`,
+    // pg_partition_tree lists nothing for a table that is not partitioned.
+    `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass)), pg_total_relation_size($1::regclass)) AS bytes`,
     [table],
   );
   return Number(rows[0]?.bytes ?? 0);
