@@ -2,7 +2,6 @@ import { useId, useState } from "react";
 import { api, messageOf } from "../../api";
 import {
   type Block,
-  type BlockType,
   blockLabels,
   blockTypes,
   type ColumnBlock,

@@ -29,7 +29,6 @@ export default function EmailComposer(props: { value: EmailContent; onChange: (v
     onChange({ body: compiled.html, editor });
   };
   // The title (the subject) is part of the compiled HTML: recompile when it changes, and on the first render of new blocks.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: only the title triggers it; the source is read at that moment.
   useEffect(() => {
     const { editor } = latest.current.value;
     if (editor) {
