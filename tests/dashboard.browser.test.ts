@@ -76,8 +76,10 @@ describe("the dashboard in a browser", { timeout: 180_000 }, () => {
     await page.getByLabel("Type", { exact: true }).selectOption("MARKETING");
     await page.getByLabel("From (an address of a verified domain)").fill(`news@${domain}`);
     await page.getByLabel("Subject", { exact: true }).fill("Hello {{ data.firstName }}");
+    // A new template starts with blocks; this one is written as HTML (the block editor's own test is dashboard-editor.browser.test.ts).
+    await page.getByLabel("HTML", { exact: true }).check();
     await page.getByLabel("Body (HTML with Liquid)").fill('<p>Hi {{ data.firstName }}</p><a href="https://example.com/launch">See it</a>');
-    await page.getByLabel("Sample data for the preview (JSON)").fill('{"firstName": "Ada"}');
+    await page.getByRole("group", { name: "Sample data" }).getByLabel("firstName").fill("Ada");
     await page.locator(".preview", { hasText: "Hello Ada" }).waitFor();
     await shot("template-editor");
     // A Liquid error shows with its line.

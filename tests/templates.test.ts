@@ -74,6 +74,7 @@ describe("templates through the REST API", () => {
       fromName: "Herald Team",
       replyTo: `Support@${domain}`,
       type: "MARKETING",
+      editor: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

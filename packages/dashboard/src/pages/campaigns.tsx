@@ -1,6 +1,9 @@
 import { lazy, Suspense, useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
+import { emptySource } from "../components/editor/blocks";
+import type { EmailContent } from "../components/editor/email-composer";
+import PreviewPanel, { type SampleData } from "../components/editor/preview-panel";
 import { ActionButton, ActionForm, Choice, Field, formatDate, Headings, Loading, Page, percent, Select } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
@@ -8,6 +11,8 @@ import type { PageProps } from "../types";
 import { Pager } from "./templates";
 
 const TimeseriesChart = lazy(() => import("../components/chart"));
+// The block editor and MJML load only when a campaign's body is composed.
+const EmailComposer = lazy(() => import("../components/editor/email-composer"));
 const statuses = ["ALL", "DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"] as const;
 const audienceTypes = ["ALL", "SEGMENT", "FILTERED"] as const;
 
@@ -69,7 +74,9 @@ function CampaignList() {
 function NewCampaign() {
   const templates = useLoad(async () => orThrow(await api.GET("/templates", { params: { query: { pageSize: "100" } } })).data.data, []);
   const segments = useLoad(async () => orThrow(await api.GET("/segments")).data, []);
-  const [draft, setDraft] = useState({ name: "", subject: "", body: "", from: "", fromName: "" });
+  const [draft, setDraft] = useState({ name: "", subject: "", from: "", fromName: "" });
+  const [content, setContent] = useState<EmailContent>({ body: "", editor: emptySource() });
+  const [sample, setSample] = useState<SampleData>({ firstName: "Ada" });
   const [audienceType, setAudienceType] = useState<(typeof audienceTypes)[number]>("ALL");
   const [segmentId, setSegmentId] = useState("");
   const [templateId, setTemplateId] = useState("");
@@ -79,52 +86,62 @@ function NewCampaign() {
     audienceType === "SEGMENT" ? { audienceType, segmentId } : audienceType === "FILTERED" ? { audienceType, condition } : { audienceType };
   return (
     <Page title="New campaign">
-      <Choice
-        label="Start from a template"
-        value={templateId}
-        empty="Blank"
-        options={(templates.data ?? []).map((template) => ({ value: template.id, label: template.name }))}
-        onChange={(id) => {
-          setTemplateId(id);
-          const template = templates.data?.find((each) => each.id === id);
-          if (template) {
-            setDraft({ ...draft, subject: template.subject, body: template.body, from: template.from, fromName: template.fromName ?? "" });
-          }
-        }}
-      />
-      <ActionForm
-        submit="Create the campaign"
-        action={async () => {
-          const body = {
-            ...draft,
-            fromName: draft.fromName || undefined,
-            audienceType,
-            ...(audienceType === "SEGMENT" ? { segmentId } : {}),
-            ...(audienceType === "FILTERED" ? { audienceCondition: condition } : {}),
-          };
-          const created = orThrow(await api.POST("/campaigns", { body: body as never })).data;
-          navigate(`/campaigns/${created.data.id}`);
-        }}
-      >
-        <Field label="Name" value={draft.name} onChange={set("name")} required />
-        <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
-        <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
-        <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
-        <Field label="Body (HTML with Liquid)" value={draft.body} onChange={set("body")} multiline rows={10} />
-        <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
-        {audienceType === "SEGMENT" ? (
+      <div className="split">
+        <div>
           <Choice
-            label="Segment"
-            value={segmentId}
-            empty="Choose a segment"
-            required
-            options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
-            onChange={setSegmentId}
+            label="Start from a template"
+            value={templateId}
+            empty="Blank"
+            options={(templates.data ?? []).map((template) => ({ value: template.id, label: template.name }))}
+            onChange={(id) => {
+              setTemplateId(id);
+              const template = templates.data?.find((each) => each.id === id);
+              if (template) {
+                setDraft({ ...draft, subject: template.subject, from: template.from, fromName: template.fromName ?? "" });
+                setContent({ body: template.body, editor: template.editor });
+              }
+            }}
           />
-        ) : null}
-        {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
-        {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}
-      </ActionForm>
+          <ActionForm
+            submit="Create the campaign"
+            action={async () => {
+              const body = {
+                ...draft,
+                body: content.body,
+                editor: content.editor,
+                fromName: draft.fromName || undefined,
+                audienceType,
+                ...(audienceType === "SEGMENT" ? { segmentId } : {}),
+                ...(audienceType === "FILTERED" ? { audienceCondition: condition } : {}),
+              };
+              const created = orThrow(await api.POST("/campaigns", { body: body as never })).data;
+              navigate(`/campaigns/${created.data.id}`);
+            }}
+          >
+            <Field label="Name" value={draft.name} onChange={set("name")} required />
+            <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
+            <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
+            <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
+            <Suspense fallback={<p>Loading the editor…</p>}>
+              <EmailComposer key={templateId} value={content} onChange={setContent} title={draft.subject} />
+            </Suspense>
+            <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
+            {audienceType === "SEGMENT" ? (
+              <Choice
+                label="Segment"
+                value={segmentId}
+                empty="Choose a segment"
+                required
+                options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
+                onChange={setSegmentId}
+              />
+            ) : null}
+            {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
+            {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}
+          </ActionForm>
+        </div>
+        <PreviewPanel subject={draft.subject} body={content.body} sample={sample} onSample={setSample} />
+      </div>
     </Page>
   );
 }

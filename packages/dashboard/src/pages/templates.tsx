@@ -1,10 +1,15 @@
-import { useEffect, useState } from "react";
-import { api, messageOf, orThrow } from "../api";
-import { ActionButton, ActionForm, ErrorNote, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
+import { lazy, Suspense, useEffect, useState } from "react";
+import { api, orThrow } from "../api";
+import { emptySource } from "../components/editor/blocks";
+import type { EmailContent } from "../components/editor/email-composer";
+import PreviewPanel, { type SampleData, sampleDataOf } from "../components/editor/preview-panel";
+import { ActionButton, ActionForm, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
-import { parseObject } from "./contacts";
+
+// The block editor and MJML (hundreds of KB) load when a body is edited, not with the page.
+const EmailComposer = lazy(() => import("../components/editor/email-composer"));
 
 const templateTypes = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
 
@@ -76,41 +81,34 @@ export function Pager(props: { page: number; totalPages: number; onPage: (page: 
 interface Draft {
   name: string;
   subject: string;
-  body: string;
   from: string;
   fromName: string;
   type: (typeof templateTypes)[number];
 }
 
-/** The editor: fields on the left, a live preview on the right rendered by POST /templates/preview from sample data. */
+/** The editor: fields and the body's composer on the left, the server's preview on the right. */
 function TemplateEditor(props: { id: string | undefined }) {
   const existing = useLoad(
     async () => (props.id ? orThrow(await api.GET("/templates/{id}", { params: { path: { id: props.id } } })).data : undefined),
     [props.id],
   );
-  const [draft, setDraft] = useState<Draft>({
-    name: "",
-    subject: "",
-    body: "<p>Hello {{ data.firstName | default: 'there' }}</p>",
-    from: "",
-    fromName: "",
-    type: "TRANSACTIONAL",
-  });
-  const [sample, setSample] = useState('{"firstName": "Ada"}');
+  const [draft, setDraft] = useState<Draft>({ name: "", subject: "", from: "", fromName: "", type: "MARKETING" });
+  // A new template starts with blocks; the composer compiles them on its first render.
+  const [content, setContent] = useState<EmailContent>({ body: "", editor: props.id ? null : emptySource() });
+  const [sample, setSample] = useState<SampleData>({ firstName: "Ada" });
   useEffect(() => {
     const template = existing.data;
     if (template) {
       setDraft({
         name: template.name,
         subject: template.subject,
-        body: template.body,
         from: template.from,
         fromName: template.fromName ?? "",
-        type: (template.type ?? "TRANSACTIONAL") as Draft["type"],
+        type: (template.type ?? "MARKETING") as Draft["type"],
       });
+      setContent({ body: template.body, editor: template.editor });
     }
   }, [existing.data]);
-  const preview = usePreview(draft.subject, draft.body, sample);
   const set = (key: keyof Draft) => (value: string) => setDraft({ ...draft, [key]: value });
 
   if (props.id && !existing.data) return <Loading loading={existing.loading} error={existing.error} />;
@@ -134,7 +132,7 @@ function TemplateEditor(props: { id: string | undefined }) {
         <ActionForm
           submit="Save the template"
           action={async () => {
-            const body = { ...draft, fromName: draft.fromName || undefined };
+            const body = { ...draft, fromName: draft.fromName || undefined, body: content.body, editor: content.editor };
             if (props.id) orThrow(await api.PATCH("/templates/{id}", { params: { path: { id: props.id } }, body }));
             else navigate(`/templates/${orThrow(await api.POST("/templates", { body })).data.id}`);
           }}
@@ -144,29 +142,21 @@ function TemplateEditor(props: { id: string | undefined }) {
           <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
           <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
           <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
-          <Field label="Body (HTML with Liquid)" value={draft.body} onChange={set("body")} multiline rows={14} />
-          <Field label="Sample data for the preview (JSON)" value={sample} onChange={setSample} multiline rows={3} />
+          <Suspense fallback={<p>Loading the editor…</p>}>
+            <EmailComposer value={content} onChange={setContent} title={draft.subject} />
+          </Suspense>
         </ActionForm>
-        <section className="preview" aria-labelledby="preview-title" aria-live="polite">
+        <div>
           {props.id ? <TestSend templateId={props.id} sample={sample} /> : null}
-          <h2 id="preview-title">Preview</h2>
-          <ErrorNote error={preview.error} />
-          {preview.rendered ? (
-            <>
-              <p>
-                <strong>Subject:</strong> {preview.rendered.subject}
-              </p>
-              <iframe title="Rendered body" sandbox="" srcDoc={preview.rendered.html} />
-            </>
-          ) : null}
-        </section>
+          <PreviewPanel subject={draft.subject} body={content.body} sample={sample} onSample={setSample} />
+        </div>
       </div>
     </Page>
   );
 }
 
-/** Sends the saved template to one address with the sample data (POST /templates/:id/test). */
-function TestSend(props: { templateId: string; sample: string }) {
+/** Sends the saved template to one address with the preview's sample data (POST /templates/:id/test). */
+function TestSend(props: { templateId: string; sample: SampleData }) {
   const [email, setEmail] = useState("");
   const [sent, setSent] = useState(false);
   return (
@@ -178,7 +168,7 @@ function TestSend(props: { templateId: string; sample: string }) {
         orThrow(
           await api.POST("/templates/{id}/test", {
             params: { path: { id: props.templateId } },
-            body: { email, data: parseObject(props.sample) },
+            body: { email, data: sampleDataOf(props.sample) },
           }),
         );
         setSent(true);
@@ -188,22 +178,4 @@ function TestSend(props: { templateId: string; sample: string }) {
       {sent ? <p role="status">Sent: the saved version, with the sample data.</p> : null}
     </ActionForm>
   );
-}
-
-/** Renders the draft 400 ms after the last keystroke; a Liquid error shows with its line. */
-function usePreview(subject: string, body: string, sample: string) {
-  const [state, setState] = useState<{ rendered?: { subject: string; html: string }; error?: string }>({});
-  useEffect(() => {
-    const timer = setTimeout(async () => {
-      try {
-        const data = parseObject(sample);
-        const answer = orThrow(await api.POST("/templates/preview", { body: { subject, body, data } }));
-        setState({ rendered: answer.data });
-      } catch (error) {
-        setState({ error: messageOf(error) });
-      }
-    }, 400);
-    return () => clearTimeout(timer);
-  }, [subject, body, sample]);
-  return state;
 }

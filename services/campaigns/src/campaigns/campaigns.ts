@@ -132,6 +132,7 @@ export function createCampaigns(deps: CampaignsDeps) {
   const dataOf = (fields: CampaignFields) => ({
     ...fields,
     audienceCondition: audienceConditionColumn(fields.audienceCondition as object | null),
+    editor: audienceConditionColumn(fields.editor),
   });
 
   async function get(projectId: string, id: string): Promise<CampaignRow> {
@@ -206,6 +207,7 @@ export function createCampaigns(deps: CampaignsDeps) {
           audienceType: row.audienceType,
           audienceCondition: audienceConditionColumn(row.audienceCondition as object | null),
           segmentId: row.segmentId,
+          editor: audienceConditionColumn(row.editor as object | null),
         },
       });
     },

@@ -6,7 +6,7 @@ export type CampaignRow = Campaign;
 export type Tx = Prisma.TransactionClient;
 
 /**
- * The audience_condition column's value: the tree, or a database NULL. Prisma writes a plain
+ * The audience_condition column's value (and the editor column's): the tree, or a database NULL. Prisma writes a plain
  * null of a Json column only through Prisma.DbNull; `{ set: null }` (as an update once wrote)
  * is stored as the JSON object {"set": null}.
  */

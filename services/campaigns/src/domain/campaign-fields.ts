@@ -1,4 +1,5 @@
 import type { FieldViolation } from "@herald/errors";
+import { type EditorSource, parseEditorSource } from "./editor-source.js";
 
 /** Bounds of a campaign's fields (docs/api-decisions.md "Campaigns"), those of templates; the body's is the renderer's source limit. */
 export const campaignLimits = {
@@ -31,6 +32,8 @@ export interface CampaignFieldsInput {
   audienceType?: AudienceType;
   audienceCondition?: JsonObject;
   segmentId?: string;
+  /** JSON text of the editor's source; undefined or "": none. */
+  editor?: string;
 }
 
 export interface CampaignFields {
@@ -45,6 +48,7 @@ export interface CampaignFields {
   audienceType: AudienceType;
   audienceCondition: JsonObject | null;
   segmentId: string | null;
+  editor: EditorSource | null;
 }
 
 // Deliberately loose, as delivery's queue is: one @, no spaces or angle brackets, a dot in the domain.
@@ -104,7 +108,9 @@ export function checkCampaignFields(
   if (audienceType === "FILTERED" && !input.audienceCondition) {
     violations.push(violation("audienceCondition", "is required when audienceType is FILTERED", "required"));
   }
-  if (violations.length > 0 || !audienceType || !fromAddress) return { ok: false, violations };
+  const editor = parseEditorSource(input.editor ?? "");
+  if (!editor.ok) violations.push(editor.violation);
+  if (violations.length > 0 || !audienceType || !fromAddress || !editor.ok) return { ok: false, violations };
   return {
     ok: true,
     fields: {
@@ -120,6 +126,7 @@ export function checkCampaignFields(
       // The audience's other field is dropped: a SEGMENT campaign keeps no condition, and the reverse.
       audienceCondition: audienceType === "FILTERED" ? (input.audienceCondition ?? null) : null,
       segmentId: audienceType === "SEGMENT" ? (input.segmentId ?? "").toLowerCase() : null,
+      editor: editor.source,
     },
   };
 }

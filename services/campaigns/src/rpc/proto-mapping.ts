@@ -69,6 +69,7 @@ export const campaignToProto = (row: CampaignRow): Campaign =>
     createdAt: time(row.createdAt),
     updatedAt: time(row.updatedAt),
     stopReason: row.stopReason ?? "",
+    editorJson: row.editor === null ? "" : JSON.stringify(row.editor),
   });
 
 export const statsToProto = (row: CampaignRow): CampaignStats =>
@@ -101,5 +102,6 @@ export function fieldsFromProto(fields: CampaignFieldsProto | undefined): Campai
     audienceType: nameOf(audienceToProto, fields.audienceType),
     audienceCondition: fields.audienceCondition as JsonObject | undefined,
     segmentId: fields.segmentId,
+    editor: fields.editorJson,
   };
 }

@@ -1,3 +1,4 @@
+import type { EditorSource } from "../domain/editor-source.js";
 import type { TemplateType } from "../domain/template-fields.js";
 import type { Db } from "./client.js";
 import { Prisma, type Template } from "./generated/client.js";
@@ -14,6 +15,7 @@ export interface NewTemplate {
   fromName: string | null;
   replyTo: string | null;
   type: TemplateType;
+  editor: EditorSource | null;
 }
 
 export type TemplateChanges = Partial<Omit<NewTemplate, "projectId">>;
@@ -30,13 +32,17 @@ export interface TemplateQuery {
 /** LIKE treats % and _ as wildcards and \ as its escape: a search is a plain substring. */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
-export const insertTemplate = (db: Db, row: NewTemplate): Promise<TemplateRow> => db.template.create({ data: row });
+/** null is SQL NULL for Prisma's Json columns only as Prisma.DbNull. */
+const editorColumn = (editor: EditorSource | null) => (editor === null ? Prisma.DbNull : (editor as Prisma.InputJsonObject));
+
+export const insertTemplate = (db: Db, { editor, ...row }: NewTemplate): Promise<TemplateRow> =>
+  db.template.create({ data: { ...row, editor: editorColumn(editor) } });
 
 export const findTemplate = (db: Db, projectId: string, id: string): Promise<TemplateRow | null> =>
   db.template.findFirst({ where: { projectId, id } });
 
 const columns = Prisma.sql`id::text AS id, project_id::text AS "projectId", name, description, subject, body,
-  from_address AS "fromAddress", from_name AS "fromName", reply_to AS "replyTo", type, created_at AS "createdAt",
+  from_address AS "fromAddress", from_name AS "fromName", reply_to AS "replyTo", type, editor, created_at AS "createdAt",
   updated_at AS "updatedAt"`;
 
 /** Sort keys as SQL; names sort case-insensitively (then by their exact text), and id breaks every tie so pages neither repeat nor skip rows. */
@@ -64,8 +70,16 @@ export async function listTemplates(db: Db, projectId: string, query: TemplateQu
 }
 
 /** The changed row, or null when the project has no such template. */
-export async function updateTemplate(db: Db, projectId: string, id: string, changes: TemplateChanges): Promise<TemplateRow | null> {
-  const { count } = await db.template.updateMany({ where: { projectId, id }, data: { ...changes, updatedAt: new Date() } });
+export async function updateTemplate(
+  db: Db,
+  projectId: string,
+  id: string,
+  { editor, ...changes }: TemplateChanges,
+): Promise<TemplateRow | null> {
+  const { count } = await db.template.updateMany({
+    where: { projectId, id },
+    data: { ...changes, ...(editor === undefined ? {} : { editor: editorColumn(editor) }), updatedAt: new Date() },
+  });
   return count === 0 ? null : findTemplate(db, projectId, id);
 }
 

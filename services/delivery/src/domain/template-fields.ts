@@ -1,5 +1,6 @@
 import type { FieldViolation } from "@herald/errors";
 import { parseDomainName } from "./domain-name.js";
+import { type EditorSource, parseEditorSource } from "./editor-source.js";
 
 /** Bounds of a template's fields (docs/api-decisions.md "Templates"); the body's is the renderer's source limit. */
 export const templateLimits = {
@@ -50,6 +51,8 @@ export interface TemplateFieldsInput {
   from?: string;
   fromName?: string;
   replyTo?: string;
+  /** JSON text of the editor's source; "" clears it. */
+  editor?: string;
 }
 
 export interface CheckedTemplateFields {
@@ -61,6 +64,7 @@ export interface CheckedTemplateFields {
   from?: { address: string; domain: string };
   fromName?: string | null;
   replyTo?: string | null;
+  editor?: EditorSource | null;
 }
 
 const violation = (field: string, message: string, code: string, received?: unknown): FieldViolation => ({
@@ -121,6 +125,11 @@ export function checkTemplateFields(input: TemplateFieldsInput): { fields: Check
       if (replyTo.ok) fields.replyTo = replyTo.address;
       else violations.push(violation("replyTo", replyTo.reason, "invalid_email", input.replyTo));
     }
+  }
+  if (input.editor !== undefined) {
+    const editor = parseEditorSource(input.editor);
+    if (editor.ok) fields.editor = editor.source;
+    else violations.push(editor.violation);
   }
   return { fields, violations };
 }

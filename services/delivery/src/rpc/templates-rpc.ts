@@ -44,6 +44,7 @@ export const templateToProto = (row: TemplateRow): Template =>
     fromName: row.fromName ?? "",
     replyTo: row.replyTo ?? "",
     type: typeToProto[row.type as TemplateTypeName] ?? TemplateType.MARKETING,
+    editorJson: row.editor === null ? "" : JSON.stringify(row.editor),
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),
   });
@@ -94,6 +95,7 @@ export function createTemplatesRpc(deps: { templates: Templates }): ServiceImpl<
         fromName: request.fromName,
         replyTo: request.replyTo,
         type: typeFromProto(request.type),
+        editor: request.editorJson,
       });
       return { template: templateToProto(row) };
     },
@@ -110,6 +112,7 @@ export function createTemplatesRpc(deps: { templates: Templates }): ServiceImpl<
         fromName: request.fromName,
         replyTo: request.replyTo,
         type: typeFromProto(request.type),
+        editor: request.editorJson,
       });
       return { template: templateToProto(row) };
     },

@@ -12,6 +12,7 @@ import {
   type TemplateRow,
   updateTemplate,
 } from "../db/templates.js";
+import type { EditorSource } from "../domain/editor-source.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import {
   type CheckedTemplateFields,
@@ -114,6 +115,7 @@ export function createTemplates(deps: { db: Db; renders: RenderPool }) {
         fromName: fields.fromName ?? null,
         replyTo: fields.replyTo ?? null,
         type: input.type ?? "MARKETING",
+        editor: fields.editor ?? null,
       });
     },
 
@@ -136,6 +138,7 @@ export function createTemplates(deps: { db: Db; renders: RenderPool }) {
         ...(fields.fromName !== undefined ? { fromName: fields.fromName } : {}),
         ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
         ...(input.type !== undefined ? { type: input.type } : {}),
+        ...(fields.editor !== undefined ? { editor: fields.editor } : {}),
       };
       const row = await updateTemplate(db, projectId, id, changes);
       if (!row) throw templateNotFound();
@@ -175,7 +178,12 @@ export function createTemplates(deps: { db: Db; renders: RenderPool }) {
     /** A copy with a new id and "<name> (copy)"; the sender is copied as is, verified or not since. */
     async duplicate(projectId: string, id: string): Promise<TemplateRow> {
       const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...source } = await find(projectId, id);
-      return insertTemplate(db, { ...source, name: duplicateNameOf(source.name), type: source.type as TemplateType });
+      return insertTemplate(db, {
+        ...source,
+        name: duplicateNameOf(source.name),
+        type: source.type as TemplateType,
+        editor: source.editor as EditorSource | null,
+      });
     },
   };
 }

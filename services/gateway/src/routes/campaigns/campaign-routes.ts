@@ -6,7 +6,8 @@ import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
-import { badQuery, positiveIntegerOf } from "../shared-schemas.js";
+import { EditorSourceSchema, editorJsonOf } from "../editor-source.js";
+import { badQuery, Nullable, positiveIntegerOf } from "../shared-schemas.js";
 import {
   AudienceTypeSchema,
   audienceToProto,
@@ -39,6 +40,7 @@ const CampaignFields = Type.Object({
   audienceType: Type.Optional(AudienceTypeSchema),
   segmentId: OptionalText,
   audienceCondition: Type.Optional(Type.Unknown()),
+  editor: Type.Optional(Nullable(EditorSourceSchema)),
 });
 
 /** status: one of the five names (any case); another value is a 400 (SPEC.md). */
@@ -80,6 +82,7 @@ function fieldsOf(body: Static<typeof CampaignFields>) {
     audienceType: body.audienceType ? audienceToProto[body.audienceType] : undefined,
     segmentId: body.segmentId ?? undefined,
     audienceCondition: isObject(audienceCondition) ? audienceCondition : undefined,
+    editorJson: editorJsonOf(body.editor),
   };
 }
 

@@ -5,6 +5,7 @@ import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { workflowUsage } from "../automation/workflow-usage.js";
 import { jsonDataOf } from "../contacts/json.js";
+import { EditorSourceSchema, editorJsonOf, editorOf } from "../editor-source.js";
 import { badQuery, iso, positiveIntegerOf } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
@@ -23,6 +24,8 @@ export const TemplateSchema = Type.Object({
   fromName: Type.Union([Type.String(), Type.Null()]),
   replyTo: Type.Union([Type.String(), Type.Null()]),
   type: TemplateTypeSchema,
+  /** Not in SPEC.md's template: the dashboard editor's source of the body, null when written as HTML. */
+  editor: Type.Union([EditorSourceSchema, Type.Null()]),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -49,6 +52,7 @@ export const toTemplateJson = (template: Template | undefined) => {
     fromName: template.fromName || null,
     replyTo: template.replyTo || null,
     type: typeName(template.type),
+    editor: editorOf(template.editorJson),
     createdAt: iso(template.createdAt) ?? "",
     updatedAt: iso(template.updatedAt) ?? "",
   };
@@ -83,6 +87,7 @@ const TemplateFields = Type.Object({
   fromName: OptionalText,
   replyTo: OptionalText,
   type: Type.Optional(TemplateTypeSchema),
+  editor: Type.Optional(Type.Union([EditorSourceSchema, Type.Null()])),
 });
 
 export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
@@ -150,7 +155,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       },
     },
     async (request, reply) => {
-      const { name, description, subject, body, from, fromName, replyTo, type } = request.body;
+      const { name, description, subject, body, from, fromName, replyTo, type, editor } = request.body;
       // SPEC.md names this simple body for a missing template from.
       if (from === undefined || from === null || from.trim() === "") return reply.status(400).send({ error: "from is required" });
       const answer = await templates.createTemplate({
@@ -163,6 +168,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
         fromName: fromName ?? undefined,
         replyTo: replyTo ?? undefined,
         type: type ? typeToProto[type] : TemplateType.UNSPECIFIED,
+        editorJson: editorJsonOf(editor),
       });
       return reply.status(201).send(toTemplateJson(answer.template));
     },
@@ -216,14 +222,14 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
       config,
       schema: {
         tags,
-        summary: "Change the fields sent; a new sender or Liquid is checked again. null clears description, fromName, replyTo",
+        summary: "Change the fields sent; a new sender or Liquid is checked again. null clears description, fromName, replyTo, editor",
         params: TemplateId,
         body: TemplateFields,
         response: { 200: TemplateSchema, 400: SimpleError },
       },
     },
     async (request, reply) => {
-      const { name, description, subject, body, from, fromName, replyTo, type } = request.body;
+      const { name, description, subject, body, from, fromName, replyTo, type, editor } = request.body;
       // The same simple body as on create: a template cannot lose its sender.
       if (from === null || (from !== undefined && from.trim() === "")) return reply.status(400).send({ error: "from is required" });
       const answer = await templates.updateTemplate({
@@ -238,6 +244,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: 
         fromName: fromName === null ? "" : fromName,
         replyTo: replyTo === null ? "" : replyTo,
         type: type ? typeToProto[type] : TemplateType.UNSPECIFIED,
+        editorJson: editorJsonOf(editor),
       });
       return toTemplateJson(answer.template);
     },

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "templates" ADD COLUMN     "editor" JSONB;
+
