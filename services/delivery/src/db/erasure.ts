@@ -31,7 +31,8 @@ export async function eraseContactFromDelivery(tx: Tx, erasure: ContactErasure):
     WHERE project_id = ${projectId}::uuid
       AND (contact_id = ${contactId}::uuid OR email_id = ANY(${emailIds}::uuid[])
         OR (${email} <> '' AND (recipient = ${email} OR lower(sender) = ${email})))`;
-  // A suppression keeps only its address's keyed hash; its provider's answer may quote the address.
+  // A suppression keeps its address, so that the address stays suppressed (a keyed hash in its place is not built yet,
+  // docs/decisions.md "Erasing a contact"); the provider's answer stored with it may quote the address.
   await tx.$executeRaw`
     UPDATE suppressions SET detail = NULL
     WHERE project_id = ${projectId}::uuid AND detail IS NOT NULL AND (email_id = ANY(${emailIds}::uuid[])
