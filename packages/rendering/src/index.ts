@@ -1,3 +1,4 @@
+export { type EditorSource, editorSourceMaxLength, parseEditorSource } from "./editor-source.js";
 export { liquidFailure } from "./liquid-failure.js";
 export { type PreprocessResult, preprocessTemplate } from "./preprocess.js";
 export {

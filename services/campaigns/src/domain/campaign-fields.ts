@@ -1,5 +1,5 @@
 import type { FieldViolation } from "@herald/errors";
-import { type EditorSource, parseEditorSource } from "./editor-source.js";
+import { type EditorSource, parseEditorSource } from "@herald/rendering";
 
 /** Bounds of a campaign's fields (docs/api-decisions.md "Campaigns"), those of templates; the body's is the renderer's source limit. */
 export const campaignLimits = {

@@ -1,4 +1,4 @@
-import type { EditorSource } from "../domain/editor-source.js";
+import type { EditorSource } from "@herald/rendering";
 import type { TemplateType } from "../domain/template-fields.js";
 import type { Db } from "./client.js";
 import { Prisma, type Template } from "./generated/client.js";

@@ -1,6 +1,6 @@
 import type { FieldViolation } from "@herald/errors";
+import { type EditorSource, parseEditorSource } from "@herald/rendering";
 import { parseDomainName } from "./domain-name.js";
-import { type EditorSource, parseEditorSource } from "./editor-source.js";
 
 /** Bounds of a template's fields (docs/api-decisions.md "Templates"); the body's is the renderer's source limit. */
 export const templateLimits = {

@@ -1,4 +1,5 @@
 import { DomainError, validationFailed } from "@herald/errors";
+import type { EditorSource } from "@herald/rendering";
 import { liquidFailure, type RenderVariables } from "@herald/rendering";
 import type { RenderPool } from "@herald/rendering/pool";
 import type { Db } from "../db/client.js";
@@ -12,7 +13,6 @@ import {
   type TemplateRow,
   updateTemplate,
 } from "../db/templates.js";
-import type { EditorSource } from "../domain/editor-source.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import {
   type CheckedTemplateFields,

@@ -1,6 +1,9 @@
 import type { FieldViolation } from "@herald/errors";
 
-/** The editor's source as text, at most (docs/api-decisions.md "Editor source"): a block document is a few KB. */
+/**
+ * The dashboard editor's source of a template's or a campaign's body (delivery and campaigns store it), as text,
+ * at most (docs/api-decisions.md "Editor source"): a block document is a few KB.
+ */
 export const editorSourceMaxLength = 256_000;
 
 export type EditorSource = { [key: string]: unknown };
