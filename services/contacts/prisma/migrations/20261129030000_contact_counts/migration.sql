@@ -10,9 +10,12 @@ CREATE TABLE "contact_count_deltas" (
     CONSTRAINT "contact_count_deltas_pkey" PRIMARY KEY ("project_id","id")
 );
 
+-- The functions keep the migration's search_path (the service's schema): a statement on contacts from a session
+-- with another search_path (an operator's psql, a test's seed) still finds contact_count_deltas.
+
 -- One row per project and state an insert or delete statement touched (the batched upserts of /v1/track,
 -- imports and bulk deletes write thousands of rows in one statement).
-CREATE FUNCTION herald_count_inserted_contacts() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION herald_count_inserted_contacts() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO contact_count_deltas (project_id, subscribed, delta)
   SELECT project_id, subscribed, count(*) FROM inserted_contacts GROUP BY project_id, subscribed;
@@ -20,7 +23,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION herald_count_deleted_contacts() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION herald_count_deleted_contacts() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO contact_count_deltas (project_id, subscribed, delta)
   SELECT project_id, subscribed, -count(*) FROM deleted_contacts GROUP BY project_id, subscribed;
@@ -30,7 +33,7 @@ $$;
 
 -- A trigger with a column list cannot have transition tables, so a change of subscription is counted a row at a
 -- time: the only statements that change it for many contacts at once are bulk jobs, which are rare.
-CREATE FUNCTION herald_count_resubscribed_contact() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION herald_count_resubscribed_contact() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO contact_count_deltas (project_id, subscribed, delta)
   VALUES (NEW.project_id, NEW.subscribed, 1), (OLD.project_id, OLD.subscribed, -1);
