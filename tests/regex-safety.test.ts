@@ -40,6 +40,12 @@ const allowed: ReadonlyMap<string, string> = new Map([
     String.raw`packages/testing/src/metrics.ts: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g`,
     "the test helpers' reader of the Prometheus exposition that the tests' and the bench's own processes serve.",
   ],
+  // The dashboard's block editor, run in the user's own browser on the text the user typed there; no server runs it.
+  [
+    String.raw`packages/dashboard/src/components/editor/blocks.ts: /(\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\})/`,
+    "a text block's own text, in the editing user's browser",
+  ],
+  [String.raw`packages/dashboard/src/components/editor/blocks.ts: /\n\s*\n/`, "a text block's own text, in the editing user's browser"],
   [`services/delivery/src/links/link-tokens.ts: ${trailingSlashes}`, "PUBLIC_URL, configured"],
   [`services/delivery/src/tracking/html-tracking.ts: ${trailingSlashes}`, "PUBLIC_URL, configured"],
   [`services/gateway/src/routes/delivery/tracking-routes.ts: ${trailingSlashes}`, "PUBLIC_URL, configured"],
