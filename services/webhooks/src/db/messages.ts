@@ -72,7 +72,7 @@ export async function insertMessages(tx: Tx | Db, messages: readonly NewMessage[
       ${messages.map((message) => message.redactWhenSettled === true)}::boolean[]
     ) AS u(id, project_id, endpoint_id, event_id, event_type, payload, next_attempt_at, redact_when_settled)
     JOIN endpoints e ON e.id = u.endpoint_id AND e.project_id = u.project_id AND e.enabled
-    ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
+    ON CONFLICT (project_id, endpoint_id, event_id) DO NOTHING`;
 }
 
 export async function findMessage(db: Db, projectId: string, endpointId: string, id: string): Promise<MessageRow | undefined> {
@@ -192,8 +192,8 @@ export async function claimDueMessages(
       LIMIT $1
     ),
     picked AS (
-      SELECT c.id FROM ready r CROSS JOIN LATERAL (
-        SELECT m.id FROM messages m WHERE m.endpoint_id = r.id AND ${due}
+      SELECT c.project_id, c.id FROM ready r CROSS JOIN LATERAL (
+        SELECT m.project_id, m.id FROM messages m WHERE m.endpoint_id = r.id AND ${due}
         ORDER BY m.next_attempt_at
         LIMIT greatest(0, $2 - (SELECT count(*) FROM messages f WHERE f.endpoint_id = r.id AND f.status = 'delivering' AND f.locked_until >= now()))
         FOR UPDATE OF m SKIP LOCKED
@@ -202,7 +202,7 @@ export async function claimDueMessages(
     )
     UPDATE messages m SET status = 'delivering', locked_until = now() + make_interval(secs => $3::double precision)
     FROM endpoints e
-    WHERE m.id IN (SELECT id FROM picked) AND e.id = m.endpoint_id
+    WHERE (m.project_id, m.id) IN (SELECT project_id, id FROM picked) AND e.id = m.endpoint_id
     RETURNING m.id, m.project_id::text AS "projectId", m.endpoint_id::text AS "endpointId", m.event_type AS "eventType",
       m.payload, m.attempt_count AS "attemptCount", m.created_at AS "createdAt", e.url, e.secret,
       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS "previousSecret",
@@ -218,6 +218,7 @@ export type AttemptOutcome = { kind: "delivered" } | { kind: "retry"; at: Date }
 
 /** One message's attempt and what follows it, as recordAttempts writes it. */
 export interface AttemptRecord {
+  projectId: string;
   id: string;
   attempt: Attempt;
   outcome: AttemptOutcome;
@@ -234,20 +235,23 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
     `UPDATE messages m SET status = v.status, attempts = m.attempts || v.attempt, attempt_count = m.attempt_count + 1,
        next_attempt_at = v.next_attempt_at, locked_until = NULL,
        delivered_at = CASE WHEN v.status = 'delivered' THEN now() ELSE m.delivered_at END
-     FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::timestamptz[]) AS v(id, status, attempt, next_attempt_at)
-     WHERE m.id = v.id AND m.status = 'delivering'`,
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[]) AS v(project_id, id, status, attempt, next_attempt_at)
+     WHERE m.project_id = v.project_id AND m.id = v.id AND m.status = 'delivering'`,
+    records.map((record) => record.projectId),
     records.map((record) => record.id),
     records.map(statusOf),
     records.map((record) => JSON.stringify([record.attempt])),
     records.map(({ outcome }) => (outcome.kind === "retry" ? outcome.at : null)),
   );
-  const settled = records.filter(({ outcome }) => outcome.kind !== "retry").map((record) => record.id);
+  const settled = records.filter(({ outcome }) => outcome.kind !== "retry");
   if (settled.length === 0) return;
   // Those that waited to go out while their contact was erased are redacted once settled (eraseContactFromMessages).
   await db.$executeRawUnsafe(
     `UPDATE messages SET payload = ${redactedPayload}, attempts = ${redactedAttempts}, redact_when_settled = false
-     WHERE id = ANY($1::text[]) AND redact_when_settled AND status IN ('delivered', 'failed')`,
-    settled,
+     WHERE (project_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+       AND redact_when_settled AND status IN ('delivered', 'failed')`,
+    settled.map((record) => record.projectId),
+    settled.map((record) => record.id),
   );
 }
 

@@ -175,7 +175,7 @@ export function createDispatcher(deps: {
       const next = nextAttemptAfter(options.schedule, message.attemptCount + 1, Date.now());
       outcome = next ? { kind: "retry", at: next } : { kind: "failed" };
     }
-    await record({ id: message.id, attempt, outcome });
+    await record({ projectId: message.projectId, id: message.id, attempt, outcome });
     if (outcome.kind !== "retry") deliveries.inc({ outcome: outcome.kind });
     if (delivered) {
       if (message.endpointFailing) await markEndpointSucceeded(db, message.endpointId);
