@@ -187,7 +187,7 @@ export function createCampaigns(deps: CampaignsDeps) {
       await withLocked(projectId, id, async (row, tx) => {
         requireCampaignDeletable(row);
         await tx.campaign.delete({ where: { id } });
-        await tx.campaignEngagement.deleteMany({ where: { campaignId: id } });
+        await tx.campaignEngagement.deleteMany({ where: { projectId, campaignId: id } });
       });
     },
 

@@ -188,7 +188,7 @@ export async function deleteProjectCampaigns(tx: Tx, projectId: string, cutoff: 
     FOR UPDATE`;
   const ids = rows.map((row) => row.id);
   if (ids.length > 0) {
-    await tx.$executeRaw`DELETE FROM campaign_engagements WHERE campaign_id = ANY(${ids}::uuid[])`;
+    await tx.$executeRaw`DELETE FROM campaign_engagements WHERE project_id = ${projectId}::uuid AND campaign_id = ANY(${ids}::uuid[])`;
     await tx.$executeRaw`DELETE FROM campaigns WHERE id = ANY(${ids}::uuid[])`;
   }
   return rows.map((row) => ({ id: row.id, mayHaveQueued: row.may_have_queued }));

@@ -19,8 +19,9 @@ export async function applyCampaignCounts(tx: Tx, counts: readonly CampaignCount
   const once = counts.filter((count) => firstOnly.has(count.counter));
   if (once.length > 0) {
     const fresh = await tx.$queryRaw<Array<{ campaign_id: string; email_id: string; kind: string }>>`
-      INSERT INTO campaign_engagements (campaign_id, email_id, kind)
-      SELECT * FROM unnest(${once.map((c) => c.campaignId)}::uuid[], ${once.map((c) => c.emailId)}::text[], ${once.map((c) => c.counter)}::text[])
+      INSERT INTO campaign_engagements (project_id, campaign_id, email_id, kind)
+      SELECT * FROM unnest(${once.map((c) => c.projectId)}::uuid[], ${once.map((c) => c.campaignId)}::uuid[],
+        ${once.map((c) => c.emailId)}::text[], ${once.map((c) => c.counter)}::text[])
       ON CONFLICT DO NOTHING
       RETURNING campaign_id::text AS campaign_id, email_id, kind`;
     const firsts = new Set(fresh.map((row) => `${row.campaign_id} ${row.email_id} ${row.kind}`));
