@@ -34,7 +34,7 @@ export interface CompiledCondition {
 // - event fields: events (contact_id, created_at, id), correlated on e.contact_id = c.id
 //   with a range on created_at, or (project_id, name, created_at, id) when the planner
 //   decorrelates; (contact_id, name, created_at) would serve them best;
-// - STATIC segments: the primary key segment_members (segment_id, contact_id).
+// - STATIC segments: the primary key segment_members (project_id, segment_id, contact_id).
 // Other data tests (contains, number and date comparisons, exists) read each contact of
 // the project; a date test costs a regular-expression match per contact (about 2 µs).
 
@@ -87,7 +87,7 @@ function sqlOf(predicate: Predicate, parameter: Parameter): string {
     case "events":
       return eventSql(predicate.name, predicate.test, parameter);
     case "staticSegment":
-      return `EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = ${parameter(predicate.id, "uuid")} AND m.contact_id = c.id)`;
+      return `EXISTS (SELECT 1 FROM segment_members m WHERE m.project_id = c.project_id AND m.segment_id = ${parameter(predicate.id, "uuid")} AND m.contact_id = c.id)`;
   }
 }
 

@@ -54,7 +54,7 @@ const keyOf: Record<WipedTable, string> = {
   import_jobs: "id",
   bulk_jobs: "id",
   events: "id",
-  segment_members: "segment_id, contact_id",
+  segment_members: "project_id, segment_id, contact_id",
   contacts: "id",
   segments: "id",
   contact_fields: "project_id, key",

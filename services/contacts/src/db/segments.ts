@@ -137,18 +137,20 @@ export async function addSegmentMembers(db: Reader, projectId: string, segmentId
     ON CONFLICT DO NOTHING`;
 }
 
-export async function removeSegmentMembers(db: Reader, segmentId: string, contactIds: string[]): Promise<number> {
+export async function removeSegmentMembers(db: Reader, projectId: string, segmentId: string, contactIds: string[]): Promise<number> {
   if (contactIds.length === 0) return 0;
   return db.$executeRaw`
-    DELETE FROM segment_members WHERE segment_id = ${segmentId}::uuid AND contact_id = ANY(${contactIds}::uuid[])`;
+    DELETE FROM segment_members
+    WHERE project_id = ${projectId}::uuid AND segment_id = ${segmentId}::uuid AND contact_id = ANY(${contactIds}::uuid[])`;
 }
 
 /** Drops the stored membership of a segment (a DYNAMIC one no longer tracked). */
-export async function clearSegmentMembers(db: Reader, segmentId: string): Promise<void> {
-  await db.$executeRaw`DELETE FROM segment_members WHERE segment_id = ${segmentId}::uuid`;
+export async function clearSegmentMembers(db: Reader, projectId: string, segmentId: string): Promise<void> {
+  await db.$executeRaw`DELETE FROM segment_members WHERE project_id = ${projectId}::uuid AND segment_id = ${segmentId}::uuid`;
 }
 
-export async function countStaticMembers(db: Reader, segmentId: string): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM segment_members WHERE segment_id = ${segmentId}::uuid`;
+export async function countStaticMembers(db: Reader, projectId: string, segmentId: string): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ n: bigint }>>`
+    SELECT count(*) AS n FROM segment_members WHERE project_id = ${projectId}::uuid AND segment_id = ${segmentId}::uuid`;
   return Number(row?.n ?? 0);
 }

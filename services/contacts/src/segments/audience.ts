@@ -54,7 +54,7 @@ export function createAudiences(deps: { db: Db; pool: SqlPool }): Audiences {
         if (!segment) throw segmentNotFound();
         if (segment.type === "STATIC") {
           return {
-            sql: "AND EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = $2::uuid AND m.contact_id = c.id)",
+            sql: "AND EXISTS (SELECT 1 FROM segment_members m WHERE m.project_id = c.project_id AND m.segment_id = $2::uuid AND m.contact_id = c.id)",
             values: [segment.id],
           };
         }

@@ -21,7 +21,7 @@ export function countLive(pool: SqlPool, projectId: string, tree: ConditionTree,
 
 /** A segment's members now: a STATIC segment's stored rows, a DYNAMIC segment's condition run live. */
 export async function countMembers(deps: { db: Db; pool: SqlPool }, segment: SegmentRow): Promise<number> {
-  if (segment.type === "STATIC") return countStaticMembers(deps.db, segment.id);
+  if (segment.type === "STATIC") return countStaticMembers(deps.db, segment.projectId, segment.id);
   const scope = await loadConditionScope(deps.db, segment.projectId);
   return countLive(deps.pool, segment.projectId, segment.condition as unknown as ConditionTree, scope);
 }

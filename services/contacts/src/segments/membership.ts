@@ -48,7 +48,7 @@ export async function evaluateMembership(
       SELECT $1::uuid, $2::uuid, id FROM live ON CONFLICT DO NOTHING RETURNING contact_id
     ), exited AS (
       DELETE FROM segment_members m
-      WHERE m.segment_id = $2::uuid ${onlyMembers} AND NOT EXISTS (SELECT 1 FROM live WHERE live.id = m.contact_id)
+      WHERE m.project_id = $1::uuid AND m.segment_id = $2::uuid ${onlyMembers} AND NOT EXISTS (SELECT 1 FROM live WHERE live.id = m.contact_id)
       RETURNING m.contact_id
     )
     SELECT true AS entered, c.id::text AS "contactId", c.email FROM entered JOIN contacts c ON c.id = entered.contact_id

@@ -140,7 +140,7 @@ export function createSegments(deps: { db: Db; pool: SqlPool; upserts: ContactUp
         await evaluateMembership(db, after);
       } else if (!after.trackMembership && before.trackMembership) {
         // No longer tracked: the stored membership would go stale, and a later re-tracking would emit a burst of exits.
-        await clearSegmentMembers(db, id);
+        await clearSegmentMembers(db, projectId, id);
       }
       return (await findSegment(db, projectId, id)) ?? after;
     },

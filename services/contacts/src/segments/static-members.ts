@@ -44,7 +44,7 @@ export async function addStaticMembers(
     }
   }
   const added = await addSegmentMembers(db, projectId, segment.id, ids);
-  await setMemberCount(db, segment.id, await countStaticMembers(db, segment.id));
+  await setMemberCount(db, segment.id, await countStaticMembers(db, segment.projectId, segment.id));
   return {
     added,
     created,
@@ -65,9 +65,10 @@ export async function removeStaticMembers(
   const found = await findContactsByEmail(db, projectId, emails);
   const removed = await removeSegmentMembers(
     db,
+    segment.projectId,
     segment.id,
     found.map((contact) => contact.id),
   );
-  await setMemberCount(db, segment.id, await countStaticMembers(db, segment.id));
+  await setMemberCount(db, segment.id, await countStaticMembers(db, segment.projectId, segment.id));
   return { removed, notMembers: emails.length - removed };
 }
