@@ -18,11 +18,6 @@ const distributed: Record<string, readonly string[]> = {
 
 /** The keys docs/scaling.md lists as not yet changed ("What remains"). A key fixed leaves this list with its fix. */
 const notYet = [
-  "automation.workflow_entrants.workflow_entrants_pkey",
-  "automation.workflow_executions.workflow_executions_pkey",
-  "automation.workflow_executions.workflow_executions_workflow_id_trigger_event_id_key",
-  "automation.workflow_step_runs.workflow_step_runs_execution_id_fkey",
-  "automation.workflow_step_runs.workflow_step_runs_pkey",
   "contacts.contacts.contacts_pkey",
   "contacts.events.events_contact_id_fkey",
   "contacts.events.events_pkey",

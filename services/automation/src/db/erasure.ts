@@ -26,10 +26,11 @@ export async function eraseContactFromAutomation(tx: Tx, erasure: ContactErasure
         contact_id = '', output = '{}', error = '', waiting_for = NULL,
         finished_at = CASE WHEN status IN ('PENDING', 'WAITING') THEN now() ELSE finished_at END,
         status = CASE WHEN status IN ('PENDING', 'WAITING') THEN 'CANCELLED' ELSE status END
-      WHERE execution_id = ANY(${executions.map((execution) => execution.id)}::uuid[])`;
+      WHERE project_id = ${projectId} AND execution_id = ANY(${executions.map((execution) => execution.id)}::uuid[])`;
   }
   await tx.$executeRaw`
     DELETE FROM workflow_entrants
-    WHERE contact_id = ${contactId} AND workflow_id IN (SELECT id FROM workflows WHERE project_id = ${projectId})`;
+    WHERE project_id = ${projectId} AND contact_id = ${contactId}
+      AND workflow_id IN (SELECT id FROM workflows WHERE project_id = ${projectId})`;
   return executions.length;
 }

@@ -32,7 +32,7 @@ export async function startExecution(
   const entry = entryStepOf(workflow.steps, workflow.transitions);
   if (!entry) return undefined;
   const entered = await tx.$executeRaw`
-    INSERT INTO workflow_entrants (workflow_id, contact_id) VALUES (${workflow.id}::uuid, ${contactId})
+    INSERT INTO workflow_entrants (project_id, workflow_id, contact_id) VALUES (${workflow.projectId}, ${workflow.id}::uuid, ${contactId})
     ON CONFLICT DO NOTHING`;
   if (entered === 0 && !workflow.allowReentry) return undefined;
   const executionId = crypto.randomUUID();
@@ -42,7 +42,7 @@ export async function startExecution(
     INSERT INTO workflow_executions (id, workflow_id, project_id, contact_id, status, context, trigger_event_id, trigger_event, trigger_data, current_step_id)
     VALUES (${executionId}::uuid, ${workflow.id}::uuid, ${workflow.projectId}, ${contactId}, 'RUNNING', ${JSON.stringify(context)}::jsonb,
             ${trigger.eventId ?? null}, ${trigger.name}, ${JSON.stringify(trigger.data)}::jsonb, ${entry.id}::uuid)
-    ON CONFLICT (workflow_id, trigger_event_id) DO NOTHING`;
+    ON CONFLICT (project_id, workflow_id, trigger_event_id) DO NOTHING`;
   if (created === 0) return undefined;
   // A WAIT_FOR_EVENT waits from the moment it is reached: its event name is on the run from the start (stepRunWaitingFor).
   await tx.$executeRaw`

@@ -126,7 +126,7 @@ export function createStepRunner(deps: {
         SELECT id, status, project_id, step_type, row_number() OVER (PARTITION BY project_id, step_type ORDER BY run_at) AS nth
         FROM due
       ), allowed AS (
-        SELECT ranked.id, ranked.status FROM ranked
+        SELECT ranked.project_id, ranked.id, ranked.status FROM ranked
         LEFT JOIN unnest(${holding.map(([projectId]) => projectId)}::text[], ${holding.map(([, count]) => count)}::int[])
           AS holding(project_id, webhooks) ON holding.project_id = ranked.project_id
         WHERE ranked.step_type <> 'WEBHOOK' OR ranked.nth <= ${deps.webhooksPerProject}::int - COALESCE(holding.webhooks, 0)
@@ -139,14 +139,14 @@ export function createStepRunner(deps: {
             wake_reason = CASE WHEN due.status = 'WAITING' THEN 'timer' ELSE r.wake_reason END,
             -- A timer that fires ends the wait; a WAIT_FOR_EVENT on its first pass still listens until it records WAITING.
             waiting_for = CASE WHEN due.status = 'WAITING' THEN NULL ELSE r.waiting_for END
-        FROM allowed due WHERE r.id = due.id
+        FROM allowed due WHERE r.project_id = due.project_id AND r.id = due.id
         RETURNING r.id, r.execution_id, r.project_id, r.contact_id, r.step_id, r.step_type, r.attempts, r.wake_reason, r.output, r.created_at,
                   due.status AS claimed_status
       )
       SELECT c.*, e.workflow_id, e.status AS execution_status, e.context, e.trigger_event, e.trigger_data,
              s.name AS step_name, s.config AS step_config, s.type AS step_kind
       FROM claimed c
-      JOIN workflow_executions e ON e.id = c.execution_id
+      JOIN workflow_executions e ON e.project_id = c.project_id AND e.id = c.execution_id
       LEFT JOIN workflow_steps s ON s.id = c.step_id`;
     const fired = rows.filter((row) => row.claimed_status === "WAITING").length;
     if (fired > 0) deps.onTimersFired?.(fired);
@@ -183,7 +183,7 @@ export function createStepRunner(deps: {
   async function execute({ run, execution, step }: Claimed, signal: AbortSignal): Promise<void> {
     if (!(activeStatuses as readonly string[]).includes(execution.status)) {
       await db.workflowStepRun.updateMany({
-        where: { id: run.id, status: "RUNNING", attempts: run.attempts },
+        where: { projectId: run.projectId, id: run.id, status: "RUNNING", attempts: run.attempts },
         data: { status: "CANCELLED", finishedAt: new Date() },
       });
       return;
@@ -211,9 +211,10 @@ export function createStepRunner(deps: {
         SELECT e.status, e.id::text AS id, e.workflow_id::text AS "workflowId", w.name AS "workflowName", e.project_id AS "projectId",
           e.contact_id AS "contactId", e.trigger_event AS "triggerEvent"
         FROM workflow_executions e JOIN workflows w ON w.id = e.workflow_id
-        WHERE e.id = ${run.executionId}::uuid FOR UPDATE OF e`;
+        WHERE e.project_id = ${run.projectId} AND e.id = ${run.executionId}::uuid FOR UPDATE OF e`;
       const now = new Date();
-      const fence = { id: run.id, status: "RUNNING", attempts: run.attempts };
+      const fence = { projectId: run.projectId, id: run.id, status: "RUNNING", attempts: run.attempts };
+      const thisExecution = { projectId_id: { projectId: run.projectId, id: run.executionId } };
       const output = outcome.output ? { output: outcome.output } : {};
       if (!execution || !(activeStatuses as readonly string[]).includes(execution.status)) {
         await tx.workflowStepRun.updateMany({ where: fence, data: { status: "CANCELLED", finishedAt: now, ...output } });
@@ -226,7 +227,7 @@ export function createStepRunner(deps: {
             data: { status: "WAITING", runAt: outcome.dueAt, dueAt: outcome.dueAt, waitingFor: outcome.waitingFor ?? null, ...output },
           });
           if (claimed.count > 0)
-            await tx.workflowExecution.update({ where: { id: run.executionId }, data: { status: "WAITING", currentStepId: run.stepId } });
+            await tx.workflowExecution.update({ where: thisExecution, data: { status: "WAITING", currentStepId: run.stepId } });
           return;
         }
         case "retry": {
@@ -248,7 +249,7 @@ export function createStepRunner(deps: {
           });
           if (claimed.count > 0) {
             await tx.workflowExecution.update({
-              where: { id: run.executionId },
+              where: thisExecution,
               data: { status: "FAILED", reason: outcome.error, finishedAt: now },
             });
             await writeWorkflowExecutionEvent(tx, "workflow.execution.failed", execution, {
@@ -266,7 +267,7 @@ export function createStepRunner(deps: {
           });
           if (claimed.count > 0) {
             await tx.workflowExecution.update({
-              where: { id: run.executionId },
+              where: thisExecution,
               data: { status: "EXITED", reason: outcome.reason, finishedAt: now },
             });
           }
@@ -301,7 +302,7 @@ export function createStepRunner(deps: {
           const nextStep = transition ? { id: transition.toStepId, type: transition.type, config: transition.config } : null;
           if (!nextStep) {
             await tx.workflowExecution.update({
-              where: { id: run.executionId },
+              where: thisExecution,
               data: { status: "COMPLETED", currentStepId: null, finishedAt: now },
             });
             await writeWorkflowExecutionEvent(tx, "workflow.execution.completed", execution, { occurredAt: now });
@@ -318,7 +319,7 @@ export function createStepRunner(deps: {
               waitingFor: stepRunWaitingFor(nextStep),
             },
           });
-          await tx.workflowExecution.update({ where: { id: run.executionId }, data: { status: "RUNNING", currentStepId: nextStep.id } });
+          await tx.workflowExecution.update({ where: thisExecution, data: { status: "RUNNING", currentStepId: nextStep.id } });
           return;
         }
       }
@@ -335,7 +336,7 @@ export function createStepRunner(deps: {
   async function armDelays(): Promise<number> {
     const [armed] = await db.$queryRaw<Array<{ count: bigint }>>`
       WITH reached AS (
-        SELECT r.id, r.execution_id,
+        SELECT r.project_id, r.id, r.execution_id,
                r.created_at + (${delayMsSql}) * ${deps.delayScale}::float8 * interval '1 millisecond' AS due_at
         FROM workflow_step_runs r JOIN workflow_steps s ON s.id = r.step_id
         WHERE r.status = 'PENDING' AND r.step_type = 'DELAY' AND r.run_at <= now() AND ${projectRuns(Prisma.sql`r.project_id`)}
@@ -346,11 +347,11 @@ export function createStepRunner(deps: {
         UPDATE workflow_step_runs r
         SET status = 'WAITING', run_at = reached.due_at, due_at = reached.due_at, attempts = r.attempts + 1, started_at = COALESCE(r.started_at, now()),
             output = jsonb_build_object('dueAt', to_char(reached.due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-        FROM reached WHERE r.id = reached.id
-        RETURNING r.execution_id, r.step_id
+        FROM reached WHERE r.project_id = reached.project_id AND r.id = reached.id
+        RETURNING r.project_id, r.execution_id, r.step_id
       ), moved AS (
         UPDATE workflow_executions e SET status = 'WAITING', current_step_id = waiting.step_id, updated_at = now()
-        FROM waiting WHERE e.id = waiting.execution_id AND e.status = 'RUNNING'
+        FROM waiting WHERE e.project_id = waiting.project_id AND e.id = waiting.execution_id AND e.status = 'RUNNING'
       )
       SELECT count(*) AS count FROM waiting`;
     return Number(armed?.count ?? 0);
@@ -377,7 +378,7 @@ export function createStepRunner(deps: {
         LIMIT ${timersPerPass}
         FOR UPDATE SKIP LOCKED
       ), live AS (
-        SELECT due.*, e.workflow_id FROM due JOIN workflow_executions e ON e.id = due.execution_id
+        SELECT due.*, e.workflow_id FROM due JOIN workflow_executions e ON e.project_id = due.project_id AND e.id = due.execution_id
         WHERE e.status IN ('RUNNING', 'WAITING')
         FOR UPDATE OF e
       ), next AS (
@@ -393,7 +394,7 @@ export function createStepRunner(deps: {
         SET status = CASE WHEN live.id IS NULL THEN 'CANCELLED' ELSE 'COMPLETED' END,
             attempts = r.attempts + 1, wake_reason = 'timer', started_at = COALESCE(r.started_at, now()), finished_at = now(), error = ''
         FROM due LEFT JOIN live ON live.id = due.id
-        WHERE r.id = due.id
+        WHERE r.project_id = due.project_id AND r.id = due.id
       ), queued AS (
         INSERT INTO workflow_step_runs (id, execution_id, project_id, step_id, step_type, status, contact_id, waiting_for)
         SELECT gen_random_uuid(), execution_id, project_id, step_id, step_type, 'PENDING', contact_id, waiting_for
@@ -404,7 +405,7 @@ export function createStepRunner(deps: {
           current_step_id = next.step_id,
           finished_at = CASE WHEN next.step_id IS NULL THEN now() ELSE e.finished_at END,
           updated_at = now()
-      FROM next WHERE e.id = next.execution_id`;
+      FROM next WHERE e.project_id = next.project_id AND e.id = next.execution_id`;
     return fired;
   }
 
@@ -472,8 +473,9 @@ export function createStepRunner(deps: {
       const renewed = await db.$queryRaw<Array<{ id: string }>>`
         UPDATE workflow_step_runs r
         SET run_at = now() + ${deps.leaseMs}::int * interval '1 millisecond'
-        FROM unnest(${runs.map(([id]) => id)}::uuid[], ${runs.map(([, run]) => run.attempts)}::int[]) AS held(id, attempts)
-        WHERE r.id = held.id AND r.attempts = held.attempts AND r.status = 'RUNNING'
+        FROM unnest(${runs.map(([, run]) => run.projectId)}::text[], ${runs.map(([id]) => id)}::uuid[],
+          ${runs.map(([, run]) => run.attempts)}::int[]) AS held(project_id, id, attempts)
+        WHERE r.project_id = held.project_id AND r.id = held.id AND r.attempts = held.attempts AND r.status = 'RUNNING'
         RETURNING r.id::text AS id`;
       const kept = new Set(renewed.map((row) => row.id));
       for (const [id, run] of runs) if (!kept.has(id) && held.get(id) === run) run.lost.abort();

@@ -14,7 +14,7 @@ export type StepRunRow = NonNullable<Awaited<ReturnType<Db["workflowStepRun"]["f
 const maxPage = 100;
 
 /** Cancels, in the caller's transaction, active executions and their queued or waiting step runs. */
-async function cancelIn(tx: Tx, where: { workflowId: string; id?: string }): Promise<number> {
+async function cancelIn(tx: Tx, where: { projectId: string; workflowId: string; id?: string }): Promise<number> {
   const executions = await tx.workflowExecution.findMany({
     where: { ...where, status: { in: [...activeStatuses] } },
     select: { id: true },
@@ -23,12 +23,12 @@ async function cancelIn(tx: Tx, where: { workflowId: string; id?: string }): Pro
   if (ids.length === 0) return 0;
   const now = new Date();
   await tx.workflowExecution.updateMany({
-    where: { id: { in: ids }, status: { in: [...activeStatuses] } },
+    where: { projectId: where.projectId, id: { in: ids }, status: { in: [...activeStatuses] } },
     data: { status: "CANCELLED", reason: "Cancelled", finishedAt: now },
   });
   // A RUNNING step finishes what it started; the runner sees the execution cancelled and goes no further.
   await tx.workflowStepRun.updateMany({
-    where: { executionId: { in: ids }, status: { in: ["PENDING", "WAITING"] } },
+    where: { projectId: where.projectId, executionId: { in: ids }, status: { in: ["PENDING", "WAITING"] } },
     data: { status: "CANCELLED", finishedAt: now, waitingFor: null },
   });
   return ids.length;
@@ -113,7 +113,7 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
         where,
         orderBy: [{ startedAt: "desc" }, { id: "desc" }],
         take: take + 1,
-        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+        ...(cursor ? { cursor: { projectId_id: { projectId, id: cursor } }, skip: 1 } : {}),
       });
       const page = rows.slice(0, take);
       return {
@@ -127,7 +127,7 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
 
     async cancel(projectId: string, workflowId: string, executionId: string) {
       const found = await execution(projectId, workflowId, executionId);
-      const cancelled = await db.$transaction((tx) => cancelIn(tx, { workflowId, id: found.id }));
+      const cancelled = await db.$transaction((tx) => cancelIn(tx, { projectId, workflowId, id: found.id }));
       if (cancelled === 0) {
         throw new DomainError(
           "failed-precondition",
@@ -140,7 +140,7 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
 
     async cancelAll(projectId: string, workflowId: string): Promise<number> {
       await workflowOf(projectId, workflowId);
-      return db.$transaction((tx) => cancelIn(tx, { workflowId }));
+      return db.$transaction((tx) => cancelIn(tx, { projectId, workflowId }));
     },
 
     /**
@@ -169,7 +169,7 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
         JOIN workflow_executions e ON e.workflow_id = w.id AND e.status IN ('RUNNING', 'WAITING')
         LEFT JOIN LATERAL (
           SELECT step_id, step_type, status, waiting_for, due_at, run_at, started_at FROM workflow_step_runs
-          WHERE execution_id = e.id AND status IN ('PENDING', 'WAITING', 'RUNNING')
+          WHERE project_id = e.project_id AND execution_id = e.id AND status IN ('PENDING', 'WAITING', 'RUNNING')
           ORDER BY created_at DESC LIMIT 1
         ) r ON true
         WHERE w.project_id = ${projectId}
