@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { createEnvelope, encodeEnvelope, partitionKeyOf, topics } from "@herald/kafka";
 import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
+import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { createTestKafka, testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
 import { simpleParser } from "mailparser";
 import pg from "pg";
@@ -224,6 +225,48 @@ describe("erasing a contact reaches every service (GDPR Article 17)", () => {
     expect(await activityCount()).toBe(activityBefore);
     expect((await call("GET", `/contacts/${elsewhere.body.data.contact}`, { key: other.secretKey })).status).toBe(200);
   }, 300_000);
+
+  it("a fact about the contact that reaches the webhooks fan-out after its erasure is redacted once delivered", async () => {
+    const address = uniqueEmail("late-fact");
+    const endpoint = await call<{ id: string }>("POST", "/settings/webhooks", {
+      key,
+      body: { url: receiver.url("/late"), eventTypes: [] },
+    });
+    expect(endpoint.status).toBe(201);
+    const tracked = await call<{ data: { contact: string } }>("POST", "/v1/track", {
+      key: project.publicKey,
+      body: { email: address, event: "seen" },
+    });
+    expect(tracked.status).toBe(200);
+    const contactId = tracked.body.data.contact;
+    expect((await call("DELETE", `/contacts/${contactId}`, { key })).status).toBe(204);
+    await clean([address, contactId]);
+
+    // An email fact written before the erasure but late on its topic (another topic than contact.deleted's, so no order).
+    const emailId = randomUUID();
+    const kafka = createTestKafka(kafkaBrokers);
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      const envelope = createEnvelope({
+        type: "email.delivery",
+        projectId: project.id,
+        contactId,
+        source: "delivery",
+        payloadSchema: EmailActivitySchema,
+        payload: create(EmailActivitySchema, { emailId, category: EmailCategory.TRANSACTIONAL, recipient: address }),
+      });
+      await producer.send({
+        topic: topics.emailActivity,
+        messages: [{ key: partitionKeyOf(envelope), value: Buffer.from(encodeEnvelope(envelope)) }],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    // The endpoint is still told of it, once; then the message's log forgets the contact.
+    await waitUntil(async () => receiver.received("/late").some((request) => request.body.includes(emailId)), { timeoutMs: 60_000 });
+    await clean([address, contactId]);
+  }, 180_000);
 
   it("POST /contacts/bulk-delete erases too", async () => {
     const address = uniqueEmail("bulk-erase");

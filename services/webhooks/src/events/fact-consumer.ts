@@ -2,6 +2,7 @@ import { createEventConsumer, type EventConsumer, type TransactionalClient } fro
 import type { LoadingCache, Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
+import { erasedContactsAmong } from "../db/erased-contacts.js";
 import { insertMessages, type NewMessage, type Tx } from "../db/messages.js";
 import { newMessageId } from "../domain/endpoint-input.js";
 import { subscribes } from "../domain/event-types.js";
@@ -53,9 +54,17 @@ export function createFactConsumer(deps: {
     handleChunk: async (events, tx) => {
       const messages: NewMessage[] = [];
       const nextAttemptAt = new Date(Date.now() + deps.firstWaitMs);
+      // A fact about a contact erased before it got here goes out as any message waiting at the erasure does: once.
+      const erased = await erasedContactsAmong(
+        tx,
+        events
+          .filter((envelope) => envelope.contactId)
+          .map((envelope) => ({ projectId: envelope.projectId, contactId: envelope.contactId })),
+      );
       for (const envelope of events) {
         const event = webhookEventOf(envelope);
         if (!event) continue;
+        const ofErased = erased.has(`${envelope.projectId} ${envelope.contactId}`);
         for (const endpoint of await deps.endpoints.get(envelope.projectId)) {
           if (!subscribes(endpoint.eventTypes, event.type)) continue;
           messages.push({
@@ -67,7 +76,7 @@ export function createFactConsumer(deps: {
             payload: { ...event },
             nextAttemptAt,
             // The endpoint is owed the deletion; the contact's erasure redacts it once delivered (eraseContactFromMessages).
-            redactWhenSettled: event.type === "contact.deleted",
+            redactWhenSettled: event.type === "contact.deleted" || ofErased,
           });
         }
       }

@@ -3,12 +3,13 @@ import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
 import { deleteProjectEndpoints } from "../db/endpoints.js";
+import { forgetProjectErasures } from "../db/erased-contacts.js";
 import { isId } from "../domain/ids.js";
 
 export const projectLifecycleGroupId = "webhooks.project-lifecycle";
 
 /**
- * Forgets a project's endpoints and their messages when it is reset (those that existed at the reset) or deleted:
+ * Forgets a project's endpoints and their messages (and its remembered erasures) when it is reset (those that existed at the reset) or deleted:
  * a reset starts the project over, and its endpoints' secrets and logs are part of what it had.
  */
 export function createProjectLifecycleConsumer(deps: {
@@ -29,6 +30,7 @@ export function createProjectLifecycleConsumer(deps: {
     isProjectId: isId,
     wipe: async ({ projectId, reason, occurredAt }, tx) => {
       const wiped = await deleteProjectEndpoints(tx, projectId, reason === "project.reset" ? occurredAt : null);
+      await forgetProjectErasures(tx, projectId);
       deps.onWiped(projectId);
       if (wiped > 0) deps.logger.info({ projectId, reason, endpoints: wiped }, "project's webhook endpoints wiped");
     },
