@@ -43,6 +43,7 @@ type SecurityJson = {
   suspensionReason: string | null;
   warning: { reason: string; warnedAt: string; bounceRate: number; complaintRate: number } | null;
   window: { days: number; sent: number; bounceRate: number; complaintRate: number };
+  levels: { warnBounceRate: number; warnComplaintRate: number; suspendBounceRate: number; suspendComplaintRate: number; minVolume: number };
   suspensions: Array<{
     kind: string;
     reason: string;
@@ -122,6 +123,14 @@ describe("the reputation guard (rolling bounce and complaint rates per project)"
     const security = await securityOf(warned);
     expect(security.warning).toMatchObject({ bounceRate: 0.05, reason: expect.stringContaining("5 %") });
     expect(security).toMatchObject({ suspended: false, suspensionReason: null, window: { days: 7, sent: minVolume, bounceRate: 0.05 } });
+    // The levels it was judged against, as the dashboard draws them (the deployment's defaults).
+    expect(security.levels).toEqual({
+      warnBounceRate: 0.05,
+      warnComplaintRate: 0.00075,
+      suspendBounceRate: 0.1,
+      suspendComplaintRate: 0.0015,
+      minVolume,
+    });
     expect(security.suspensions).toEqual([]);
 
     // A third bounce (7.5 %) is within the same warning: no second email, and sending goes on.

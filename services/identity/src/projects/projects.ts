@@ -49,6 +49,8 @@ export interface SecurityState {
   windowSent: bigint;
   windowBounceRate: number;
   windowComplaintRate: number;
+  /** The guard's levels, as fractions like the rates. */
+  levels: { warnBounceRate: number; warnComplaintRate: number; suspendBounceRate: number; suspendComplaintRate: number; minVolume: bigint };
 }
 
 export interface Projects {
@@ -190,6 +192,13 @@ export function createProjects(deps: { db: Db; nudgeOutbox: () => void; reputati
         windowSent: window.sent,
         windowBounceRate: rates.bounceRate,
         windowComplaintRate: rates.complaintRate,
+        levels: {
+          warnBounceRate: reputation.warnBounceRate,
+          warnComplaintRate: reputation.warnComplaintRate,
+          suspendBounceRate: reputation.suspendBounceRate,
+          suspendComplaintRate: reputation.suspendComplaintRate,
+          minVolume: BigInt(reputation.minVolume),
+        },
       };
     },
 

@@ -47,6 +47,14 @@ const SecurityStateSchema = Type.Object({
   ]),
   /** The rates the guard judges: over its window (REPUTATION_WINDOW_DAYS), since the project was last re-enabled. */
   window: Type.Object({ days: Type.Integer(), sent: Type.Integer(), bounceRate: Type.Number(), complaintRate: Type.Number() }),
+  /** The guard's levels (REPUTATION_WARN_* and REPUTATION_SUSPEND_*), as fractions like the rates. */
+  levels: Type.Object({
+    warnBounceRate: Type.Number(),
+    warnComplaintRate: Type.Number(),
+    suspendBounceRate: Type.Number(),
+    suspendComplaintRate: Type.Number(),
+    minVolume: Type.Integer(),
+  }),
 });
 
 const toSecurityJson = (state: GetSecurityStateResponse) => ({
@@ -83,6 +91,13 @@ const toSecurityJson = (state: GetSecurityStateResponse) => ({
     sent: Number(state.windowSent),
     bounceRate: state.windowBounceRate,
     complaintRate: state.windowComplaintRate,
+  },
+  levels: {
+    warnBounceRate: state.levels?.warnBounceRate ?? 0,
+    warnComplaintRate: state.levels?.warnComplaintRate ?? 0,
+    suspendBounceRate: state.levels?.suspendBounceRate ?? 0,
+    suspendComplaintRate: state.levels?.suspendComplaintRate ?? 0,
+    minVolume: Number(state.levels?.minVolume ?? 0n),
   },
 });
 
