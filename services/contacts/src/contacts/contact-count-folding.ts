@@ -1,6 +1,6 @@
 import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
-import { foldContactCounts } from "../db/contact-counts.js";
+import { foldBatch, foldContactCounts } from "../db/contact-counts.js";
 
 /**
  * Folds the contact-count change rows (db/contact-counts.ts) once a minute, so that a project's total stays a
@@ -11,6 +11,6 @@ export function createContactCountFolding(options: { db: Db; logger: Logger; int
     name: "contact count folding",
     logger: options.logger,
     idleMs: options.intervalMs ?? 60_000,
-    pass: async () => ((await foldContactCounts(options.db)) >= 500 ? "busy" : "idle"),
+    pass: async () => ((await foldContactCounts(options.db)) >= foldBatch ? "busy" : "idle"),
   });
 }

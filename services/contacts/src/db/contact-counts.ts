@@ -16,7 +16,7 @@ export async function countProjectContacts(db: Reader, projectId: string, subscr
 }
 
 /** Projects folded per pass. */
-const foldBatch = 500;
+export const foldBatch = 500;
 
 /**
  * Replaces the change rows of up to `foldBatch` projects that have more than one per state by their sum (none
