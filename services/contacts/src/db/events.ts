@@ -100,7 +100,7 @@ export async function countEventNames(
 /** Deletes up to `limit` events of a name: callers repeat until nothing is left, each batch its own short statement. */
 export async function deleteEventBatch(db: Reader, projectId: string, name: string, limit: number): Promise<number> {
   return db.$executeRaw`
-    DELETE FROM events WHERE id IN (
-      SELECT id FROM events WHERE project_id = ${projectId}::uuid AND name = ${name} LIMIT ${limit}
+    DELETE FROM events WHERE (id, created_at) IN (
+      SELECT id, created_at FROM events WHERE project_id = ${projectId}::uuid AND name = ${name} LIMIT ${limit}
     )`;
 }
