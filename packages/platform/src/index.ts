@@ -9,6 +9,7 @@ export * from "./metrics.js";
 export * from "./outbound-call.js";
 export * from "./readiness.js";
 export * from "./request-guard.js";
+export * from "./retention.js";
 export * from "./rpc-client.js";
 export * from "./rpc-server.js";
 export * from "./service-info.js";

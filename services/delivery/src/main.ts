@@ -8,12 +8,14 @@ import {
   exitOnStartupError,
   onShutdown,
   portOfUrl,
+  retentionWindowOf,
   serviceInfoOf,
   startTelemetry,
 } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderPool } from "@herald/rendering/pool";
 import pg from "pg";
+import { createEmailRetention, createEmailRetentionSettings } from "./activity/retention.js";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
@@ -233,10 +235,13 @@ try {
     certificateOf: createSnsCertificates({ timeoutMs: 10_000 }),
     confirm: createSnsConfirmation({ timeoutMs: 10_000 }),
   });
+  const retentionWindows = { content: retentionWindowOf(config, "EMAIL_CONTENT"), activity: retentionWindowOf(config, "ACTIVITY") };
+  const emailRetention = createEmailRetention({ db, pool, logger, windows: retentionWindows, intervalMs: config.RETENTION_INTERVAL_MS });
   const server = build({
     db,
     logger,
     metrics,
+    emailRetention: createEmailRetentionSettings({ db, windows: retentionWindows, changed: () => emailRetention.nudge() }),
     info: serviceInfoOf(name, schema, import.meta.url),
     mailProvider: config.MAIL_PROVIDER,
     domains,
@@ -285,6 +290,7 @@ try {
   dispatcher.start();
   systemMailSender.start();
   domainCheck.start();
+  emailRetention.start();
   await lifecycle.start();
   await projectStatus.start();
   await billingCaps.start();
@@ -310,6 +316,7 @@ try {
       await inbound?.close();
     },
     () => domainCheck.stop(),
+    () => emailRetention.stop(),
     () => senderDomainListener.stop(),
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),
