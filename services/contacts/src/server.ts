@@ -61,6 +61,7 @@ export function build(deps: Deps): RpcServer {
   const upserts = createContactUpserts({ pool, knownFields, nudgeOutbox, contactsChanged });
   const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged });
   const fields = createFields({ db, knownFields });
+  const retention = createEventRetentionSettings({ db, ...deps.eventRetention });
   const events = createEvents({
     db,
     pool,
@@ -69,8 +70,8 @@ export function build(deps: Deps): RpcServer {
     nudgeOutbox,
     contactsChanged,
     dataKeyLimits: deps.dataKeyLimits,
+    eventsSince: retention.since,
   });
-  const retention = createEventRetentionSettings({ db, ...deps.eventRetention });
   const jobs = createJobRequests({ db, nudgeWorker: deps.nudgeWorker });
   const segments = createSegments({ db, pool, upserts });
   const audiences = createAudiences({ db, pool });

@@ -26,9 +26,9 @@ export async function setProjectEventsRetention(db: Reader, projectId: string, e
 export async function projectsWithEvents(db: Reader): Promise<Array<{ projectId: string; eventsDays: number | null }>> {
   return db.$queryRaw`
     WITH RECURSIVE holders AS (
-      SELECT (SELECT min(project_id) FROM events) AS project_id
+      SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1) AS project_id
       UNION ALL
-      SELECT (SELECT min(e.project_id) FROM events e WHERE e.project_id > h.project_id) FROM holders h WHERE h.project_id IS NOT NULL
+      SELECT (SELECT e.project_id FROM events e WHERE e.project_id > h.project_id ORDER BY e.project_id LIMIT 1) FROM holders h WHERE h.project_id IS NOT NULL
     )
     SELECT h.project_id::text AS "projectId", r.events_days AS "eventsDays"
     FROM holders h LEFT JOIN project_retention r ON r.project_id = h.project_id

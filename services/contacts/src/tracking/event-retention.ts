@@ -39,7 +39,8 @@ export async function runEventRetention(deps: EventRetentionDeps, now = new Date
   const partitions = await maintainTimePartitions(deps.pool, [{ table: "events", column: "created_at", retainDays: deps.window.maxDays }], {
     now,
   });
-  let expiredEvents = 0;
+  // Rows of the default partition past the deployment's maximum went in the maintenance.
+  let expiredEvents = partitions.expired;
   for (const project of await projectsWithEvents(deps.db)) {
     const before = new Date(now.getTime() - (project.eventsDays ?? deps.window.defaultDays) * dayMs);
     for (;;) {
@@ -79,6 +80,8 @@ export interface EventRetentionSettings {
   get(projectId: string): Promise<EventRetentionSetting>;
   /** Within the deployment's bounds (RETENTION_OUT_OF_BOUNDS otherwise); undefined returns to the default. */
   set(projectId: string, days: number | undefined): Promise<EventRetentionSetting>;
+  /** The first instant of the project's window: older events are expired, whether or not deleted yet. */
+  since(projectId: string, now: Date): Promise<Date>;
 }
 
 export function createEventRetentionSettings(deps: { db: Db; window: RetentionWindow; changed: () => void }): EventRetentionSettings {
@@ -98,6 +101,10 @@ export function createEventRetentionSettings(deps: { db: Db; window: RetentionWi
       // A shorter window applies within moments, not at the next hourly pass.
       deps.changed();
       return settingOf(days);
+    },
+    async since(projectId, now) {
+      const days = (await projectEventsRetention(deps.db, projectId)) ?? deps.window.defaultDays;
+      return new Date(now.getTime() - days * dayMs);
     },
   };
 }

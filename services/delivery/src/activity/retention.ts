@@ -75,7 +75,8 @@ export async function runEmailRetention(deps: EmailRetentionDeps, now = new Date
     droppedPartitions: partitions.dropped,
     expiredContent: 0,
     expiredEmails: 0,
-    expiredActivity: 0,
+    // Rows of the default partition past the deployment's maximum went in the maintenance.
+    expiredActivity: partitions.expired,
   };
   const ago = (days: number) => new Date(now.getTime() - days * dayMs);
   for (const project of await projectsWithEmailData(db)) {

@@ -26,14 +26,14 @@ export async function setProjectEmailRetention(db: Db, projectId: string, retent
 export async function projectsWithEmailData(db: Db): Promise<Array<{ projectId: string } & ProjectEmailRetention>> {
   return db.$queryRaw`
     WITH RECURSIVE email_holders AS (
-      SELECT (SELECT min(project_id) FROM emails) AS project_id
+      SELECT (SELECT project_id FROM emails ORDER BY project_id LIMIT 1) AS project_id
       UNION ALL
-      SELECT (SELECT min(e.project_id) FROM emails e WHERE e.project_id > h.project_id) FROM email_holders h WHERE h.project_id IS NOT NULL
+      SELECT (SELECT e.project_id FROM emails e WHERE e.project_id > h.project_id ORDER BY e.project_id LIMIT 1) FROM email_holders h WHERE h.project_id IS NOT NULL
     ),
     activity_holders AS (
-      SELECT (SELECT min(project_id) FROM email_activity) AS project_id
+      SELECT (SELECT project_id FROM email_activity ORDER BY project_id LIMIT 1) AS project_id
       UNION ALL
-      SELECT (SELECT min(a.project_id) FROM email_activity a WHERE a.project_id > h.project_id)
+      SELECT (SELECT a.project_id FROM email_activity a WHERE a.project_id > h.project_id ORDER BY a.project_id LIMIT 1)
       FROM activity_holders h WHERE h.project_id IS NOT NULL
     ),
     holders AS (
