@@ -7,6 +7,7 @@ export * from "./interceptors.js";
 export * from "./logger.js";
 export * from "./metrics.js";
 export * from "./outbound-call.js";
+export * from "./partition-metrics.js";
 export * from "./readiness.js";
 export * from "./request-guard.js";
 export * from "./retention.js";

@@ -6,6 +6,7 @@ import {
   createReadinessWatch,
   createRpcClient,
   exitOnStartupError,
+  observeTimePartitions,
   onShutdown,
   portOfUrl,
   retentionWindowOf,
@@ -100,6 +101,7 @@ try {
   });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool: database.pool, schema });
+  observeTimePartitions(metrics, { pool: database.pool, schema, tables: [{ table: "events" }] });
   observeConsumerLag(metrics, { kafka, groupIds: Object.values(groupIds) });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({

@@ -6,6 +6,7 @@ import {
   createReadinessWatch,
   createRpcClient,
   exitOnStartupError,
+  observeTimePartitions,
   onShutdown,
   portOfUrl,
   retentionWindowOf,
@@ -138,6 +139,7 @@ try {
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
+  observeTimePartitions(metrics, { pool, schema, tables: [{ table: "email_activity" }] });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId, erasureGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
