@@ -182,6 +182,7 @@ describe("the Helm chart in deploy/k8s", () => {
       "herald_outbox_oldest_event_age_seconds",
       "herald_kafka_consumer_lag",
       "herald_workflow_timers",
+      "herald_time_partition_months_ahead",
     ]) {
       expect(
         alerts.some((alert) => alert.expr.includes(series)),

@@ -132,6 +132,25 @@ describe("Prometheus metrics of every process (METRICS_PORT)", () => {
     );
   }, 90_000);
 
+  it("contacts and delivery report how far ahead their time partitions reach and what their default partitions hold", async () => {
+    for (const [service, table] of [
+      ["contacts", "events"],
+      ["delivery", "email_activity"],
+    ] as const) {
+      const labels = { schema: service, table };
+      const scraped = await scrapeUntil(
+        stack.metricsUrls[service],
+        (current) =>
+          current.value("herald_time_partition_months_ahead", labels) !== undefined &&
+          current.value("herald_time_partition_default_rows", labels) !== undefined,
+        `${service} reported no time partitions`,
+      );
+      // The maintenance on start keeps the current month and two ahead.
+      expect(scraped.value("herald_time_partition_months_ahead", labels)).toBe(2);
+      expect(scraped.value("herald_time_partition_default_rows", labels)).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it("every service that publishes reports its outbox backlog, and every service its consumer groups' lag", async () => {
     const prefix = `${new URL(stack.databaseUrl).pathname.slice(1)}.`;
     for (const name of producerNames) {

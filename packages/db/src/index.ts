@@ -5,4 +5,5 @@ export * from "./migrations.js";
 export * from "./prisma-adapter.js";
 export * from "./service-schema.js";
 export * from "./sql-pool.js";
+export * from "./time-partitions.js";
 export * from "./unique-violation.js";

@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
+import type { RetentionWindow } from "./retention.js";
 
 /** Raised when the environment does not satisfy a service's schema; names every bad variable. */
 export class ConfigError extends Error {
@@ -214,4 +215,44 @@ export function portOfUrl(url: string): number {
   const parsed = new URL(url);
   if (parsed.port) return Number(parsed.port);
   return parsed.protocol === "https:" ? 443 : 80;
+}
+
+/** A number of days a retention window may hold: one day to a hundred years. */
+const retentionDays = (defaultDays: number) => z.coerce.number().int().min(1).max(36_500).default(defaultDays);
+
+/**
+ * `RETENTION_<KIND>_DAYS`, `_MIN_DAYS` and `_MAX_DAYS`: the deployment's default window for one kind of data and the
+ * bounds of a project's own. Spread into a service's schema; check them with `retentionBoundsInOrder`.
+ */
+export function retentionEnvironment<Kind extends string>(kind: Kind, defaults: RetentionWindow) {
+  return {
+    [`RETENTION_${kind}_DAYS`]: retentionDays(defaults.defaultDays),
+    [`RETENTION_${kind}_MIN_DAYS`]: retentionDays(defaults.minDays),
+    [`RETENTION_${kind}_MAX_DAYS`]: retentionDays(defaults.maxDays),
+  } as Record<`RETENTION_${Kind}_DAYS` | `RETENTION_${Kind}_MIN_DAYS` | `RETENTION_${Kind}_MAX_DAYS`, ReturnType<typeof retentionDays>>;
+}
+
+/** The window of one kind, read from a parsed config. */
+export function retentionWindowOf(config: Record<string, unknown>, kind: string): RetentionWindow {
+  return {
+    defaultDays: Number(config[`RETENTION_${kind}_DAYS`]),
+    minDays: Number(config[`RETENTION_${kind}_MIN_DAYS`]),
+    maxDays: Number(config[`RETENTION_${kind}_MAX_DAYS`]),
+  };
+}
+
+/** A superRefine step: each kind's minimum ≤ default ≤ maximum. */
+export function retentionBoundsInOrder(kinds: readonly string[]) {
+  return (config: Record<string, unknown>, context: z.RefinementCtx) => {
+    for (const kind of kinds) {
+      const window = retentionWindowOf(config, kind);
+      if (window.minDays > window.defaultDays || window.defaultDays > window.maxDays) {
+        context.addIssue({
+          code: "custom",
+          path: [`RETENTION_${kind}_DAYS`],
+          message: `must lie within RETENTION_${kind}_MIN_DAYS (${window.minDays}) and RETENTION_${kind}_MAX_DAYS (${window.maxDays})`,
+        });
+      }
+    }
+  };
 }

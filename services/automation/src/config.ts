@@ -31,6 +31,10 @@ export const configSchema = z
     WEBHOOK_PROJECT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(5),
     RENDER_THREADS: renderThreads,
     RENDER_THREAD_MEMORY_MB: renderThreadMemoryMb,
+    /** Days a finished execution (with its step runs) is kept; live ones stay however old (docs/operations.md "Retention"). */
+    RETENTION_EXECUTIONS_DAYS: z.coerce.number().int().min(1).max(36_500).default(730),
+    /** How often finished executions past it are deleted. */
+    RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   })
   .superRefine(kafkaSaslCredentials);
 

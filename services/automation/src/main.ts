@@ -40,6 +40,7 @@ import { createWebhookSecrets } from "./engine/webhook-secrets.js";
 import { contactErasureGroupId, createContactErasureConsumerOfAutomation } from "./events/contact-erasure-consumer.js";
 import { createTriggerConsumer, triggerGroupId } from "./events/trigger-consumer.js";
 import { createWorkflowChangesListener, workflowChangesTopic } from "./events/workflow-changes.js";
+import { createExecutionRetention } from "./executions/execution-retention.js";
 import { createExecutions } from "./executions/executions.js";
 import { build } from "./server.js";
 import { createWorkflows } from "./workflows/workflows.js";
@@ -174,8 +175,15 @@ try {
   });
   const server = build({ logger, metrics, info: serviceInfoOf(name, schema, import.meta.url), workflows, executions, webhookSecrets });
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
+  const executionRetention = createExecutionRetention({
+    db,
+    logger,
+    days: config.RETENTION_EXECUTIONS_DAYS,
+    intervalMs: config.RETENTION_INTERVAL_MS,
+  });
   relay.start();
   runner.start();
+  executionRetention.start();
   await changes.start();
   await triggers.start();
   await projectStatus.start();
@@ -192,6 +200,7 @@ try {
     () => erasure.stop(),
     () => changes.stop(),
     () => runner.stop(),
+    () => executionRetention.stop(),
     () => renders.close(),
     () => relay.stop(),
     closeDatabase,

@@ -1,4 +1,4 @@
-import { kafkaSaslCredentials, parseConfig, serviceEnvironment } from "@herald/platform";
+import { kafkaSaslCredentials, parseConfig, retentionBoundsInOrder, retentionEnvironment, serviceEnvironment } from "@herald/platform";
 import { z } from "zod";
 import { defaultDataKeyLimits } from "./tracking/data-key-limits.js";
 
@@ -27,8 +27,13 @@ export const configSchema = z
     SEGMENT_EVALUATION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(300_000),
     /** How long changed contacts collect before their tracked segments are re-evaluated. */
     SEGMENT_SETTLE_MS: z.coerce.number().int().min(0).default(250),
+    /** Tracked events' retention: RETENTION_EVENTS_DAYS for a project without its own, within _MIN_DAYS.._MAX_DAYS (docs/operations.md "Retention"). */
+    ...retentionEnvironment("EVENTS", { defaultDays: 730, minDays: 1, maxDays: 730 }),
+    /** How often the events' partitions are maintained and expired events deleted; a change of a project's window runs a pass at once. */
+    RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   })
-  .superRefine(kafkaSaslCredentials);
+  .superRefine(kafkaSaslCredentials)
+  .superRefine(retentionBoundsInOrder(["EVENTS"]));
 
 export type Config = z.infer<typeof configSchema>;
 

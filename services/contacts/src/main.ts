@@ -6,8 +6,10 @@ import {
   createReadinessWatch,
   createRpcClient,
   exitOnStartupError,
+  observeTimePartitions,
   onShutdown,
   portOfUrl,
+  retentionWindowOf,
   serviceInfoOf,
   startTelemetry,
 } from "@herald/platform";
@@ -24,6 +26,7 @@ import { createJobRunners } from "./jobs/runners.js";
 import { createMembershipWatch } from "./segments/membership-watch.js";
 import { createSegmentInUseCheck } from "./segments/segment-campaigns.js";
 import { build } from "./server.js";
+import { createEventRetention } from "./tracking/event-retention.js";
 
 const name = "contacts";
 try {
@@ -61,6 +64,14 @@ try {
     settleMs: config.SEGMENT_SETTLE_MS,
   });
   const countFolding = createContactCountFolding({ db, logger });
+  const eventRetentionWindow = retentionWindowOf(config, "EVENTS");
+  const eventRetention = createEventRetention({
+    db,
+    pool: database.pool,
+    logger,
+    window: eventRetentionWindow,
+    intervalMs: config.RETENTION_INTERVAL_MS,
+  });
   const worker = createJobWorker({
     runners: createJobRunners({
       db,
@@ -90,6 +101,7 @@ try {
   });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeOutbox(metrics, { pool: database.pool, schema });
+  observeTimePartitions(metrics, { pool: database.pool, schema, tables: [{ table: "events" }] });
   observeConsumerLag(metrics, { kafka, groupIds: Object.values(groupIds) });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const server = build({
@@ -103,6 +115,7 @@ try {
     nudgeWorker: () => worker.nudge(),
     contactsChanged: membershipWatch.contactsChanged,
     dataKeyLimits: { perContact: config.TRACK_MAX_DATA_KEYS_PER_CONTACT, perProject: config.TRACK_MAX_FIELDS_PER_PROJECT },
+    eventRetention: { window: eventRetentionWindow, changed: () => eventRetention.nudge() },
     refuseSegmentInUse: createSegmentInUseCheck(createRpcClient(CampaignsService, { baseUrl: config.CAMPAIGNS_URL, timeoutMs: 10_000 })),
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
@@ -110,6 +123,7 @@ try {
   worker.start();
   membershipWatch.start();
   countFolding.start();
+  eventRetention.start();
   await lifecycle.start();
   await emailActivity.start();
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -125,6 +139,7 @@ try {
     () => worker.stop(),
     () => membershipWatch.stop(),
     () => countFolding.stop(),
+    () => eventRetention.stop(),
     () => relay.stop(),
     () => database.close(),
     () => databaseProbe.close(),

@@ -1,4 +1,12 @@
-import { createHealthState, createRpcServer, type Logger, type Metrics, type RpcServer, serverInterceptors } from "@herald/platform";
+import {
+  createHealthState,
+  createRpcServer,
+  type Logger,
+  type Metrics,
+  type RetentionWindow,
+  type RpcServer,
+  serverInterceptors,
+} from "@herald/platform";
 import type { ServiceInfo } from "@herald/proto/herald/common/v1/service_info_pb";
 import { ConditionSubjectsService } from "@herald/proto/herald/contacts/v1/condition_subjects_service_pb";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
@@ -21,6 +29,7 @@ import { createAudiences } from "./segments/audience.js";
 import type { SegmentInUseCheck } from "./segments/segment-campaigns.js";
 import { createSegments } from "./segments/segments.js";
 import type { DataKeyLimits } from "./tracking/data-key-limits.js";
+import { createEventRetentionSettings } from "./tracking/event-retention.js";
 import { createEvents } from "./tracking/events.js";
 
 export interface Deps {
@@ -41,6 +50,8 @@ export interface Deps {
   contactsChanged: ContactsChanged;
   /** The caps on the data keys /v1/track writes (TRACK_MAX_DATA_KEYS_PER_CONTACT, TRACK_MAX_FIELDS_PER_PROJECT). */
   dataKeyLimits: DataKeyLimits;
+  /** Tracked events' retention: the deployment's window, and what to tell when a project's own changed (a pass runs). */
+  eventRetention: { window: RetentionWindow; changed: () => void };
   /** DELETE /segments/:id asks the campaigns service whether an active campaign uses the segment. */
   refuseSegmentInUse?: SegmentInUseCheck;
 }
@@ -50,6 +61,7 @@ export function build(deps: Deps): RpcServer {
   const upserts = createContactUpserts({ pool, knownFields, nudgeOutbox, contactsChanged });
   const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged });
   const fields = createFields({ db, knownFields });
+  const retention = createEventRetentionSettings({ db, ...deps.eventRetention });
   const events = createEvents({
     db,
     pool,
@@ -58,6 +70,7 @@ export function build(deps: Deps): RpcServer {
     nudgeOutbox,
     contactsChanged,
     dataKeyLimits: deps.dataKeyLimits,
+    eventsSince: retention.since,
   });
   const jobs = createJobRequests({ db, nudgeWorker: deps.nudgeWorker });
   const segments = createSegments({ db, pool, upserts });
@@ -76,7 +89,7 @@ export function build(deps: Deps): RpcServer {
     metrics: deps.metrics,
     routes: (router) => {
       router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
-      router.service(EventsService, createEventsRpc({ events, logger: deps.logger }));
+      router.service(EventsService, createEventsRpc({ events, retention, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
       router.service(SegmentsService, createSegmentsRpc({ segments, audiences, refuseSegmentInUse: deps.refuseSegmentInUse }));
       router.service(ConditionSubjectsService, createConditionSubjectsRpc({ db }));

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { availableParallelism } from "node:os";
-import { ConfigError } from "@herald/platform";
+import { ConfigError, retentionWindowOf } from "@herald/platform";
 import { describe, expect, it } from "vitest";
 import { loadConfig as loadEnvironment } from "./config.js";
 import { developmentEncryptionKey } from "./sending-domains/dkim-keys.js";
@@ -9,6 +9,21 @@ import { developmentEncryptionKey } from "./sending-domains/dkim-keys.js";
 const loadConfig = (env: NodeJS.ProcessEnv) => loadEnvironment({ NODE_ENV: "test", ...env });
 
 describe("delivery configuration", () => {
+  it("reads the retention windows with their bounds, refusing a default outside them or content kept longer than activity", () => {
+    const config = loadConfig({});
+    expect(retentionWindowOf(config, "EMAIL_CONTENT")).toEqual({ defaultDays: 90, minDays: 1, maxDays: 730 });
+    expect(retentionWindowOf(config, "ACTIVITY")).toEqual({ defaultDays: 730, minDays: 1, maxDays: 730 });
+    expect(config.RETENTION_INTERVAL_MS).toBe(3_600_000);
+    const shorter = loadConfig({ RETENTION_ACTIVITY_DAYS: "60", RETENTION_ACTIVITY_MAX_DAYS: "365", RETENTION_EMAIL_CONTENT_DAYS: "30" });
+    expect(retentionWindowOf(shorter, "ACTIVITY")).toEqual({ defaultDays: 60, minDays: 1, maxDays: 365 });
+    expect(() => loadConfig({ RETENTION_ACTIVITY_DAYS: "800" })).toThrow(/RETENTION_ACTIVITY_DAYS: must lie within/);
+    expect(() => loadConfig({ RETENTION_ACTIVITY_MIN_DAYS: "0" })).toThrow(/RETENTION_ACTIVITY_MIN_DAYS/);
+    expect(() => loadConfig({ RETENTION_EMAIL_CONTENT_DAYS: "100", RETENTION_ACTIVITY_DAYS: "60" })).toThrow(
+      /RETENTION_EMAIL_CONTENT_DAYS: must be at most RETENTION_ACTIVITY_DAYS/,
+    );
+    expect(() => loadConfig({ RETENTION_EMAIL_CONTENT_DAYS: "ninety" })).toThrow(/RETENTION_EMAIL_CONTENT_DAYS/);
+  });
+
   it("reads DNS_SERVERS as ip[:port] entries and the domain check's interval, 5 minutes by default", () => {
     const config = loadConfig({ DNS_SERVERS: "127.0.0.1:5353, 10.0.0.2,[::1]:53,::1" });
     expect(config.DNS_SERVERS).toEqual(["127.0.0.1:5353", "10.0.0.2", "[::1]:53", "::1"]);

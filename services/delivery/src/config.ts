@@ -12,6 +12,8 @@ import {
   renderThreadMemoryMb,
   renderThreads,
   requireInProduction,
+  retentionBoundsInOrder,
+  retentionEnvironment,
   secretString,
   serviceEnvironment,
 } from "@herald/platform";
@@ -295,8 +297,22 @@ export const configSchema = z
     INBOUND_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(1_000).default(50),
     /** How long whether a domain's MX names INBOUND_MX_HOST is remembered. */
     INBOUND_MX_CACHE_MS: z.coerce.number().int().min(0).default(60_000),
+    /** Email content (HTML, headers, attachments): RETENTION_EMAIL_CONTENT_DAYS for a project without its own (docs/operations.md "Retention"). */
+    ...retentionEnvironment("EMAIL_CONTENT", { defaultDays: 90, minDays: 1, maxDays: 730 }),
+    /** The activity and the email records (metadata and counters). */
+    ...retentionEnvironment("ACTIVITY", { defaultDays: 730, minDays: 1, maxDays: 730 }),
+    /** How often activity partitions are maintained and expired content, activity and emails removed; a changed window runs a pass at once. */
+    RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   })
   .superRefine((config, context) => {
+    retentionBoundsInOrder(["EMAIL_CONTENT", "ACTIVITY"])(config, context);
+    if (config.RETENTION_EMAIL_CONTENT_DAYS > config.RETENTION_ACTIVITY_DAYS) {
+      context.addIssue({
+        code: "custom",
+        path: ["RETENTION_EMAIL_CONTENT_DAYS"],
+        message: "must be at most RETENTION_ACTIVITY_DAYS: content expires before the email's record",
+      });
+    }
     if (config.MAIL_PROVIDER === "ses" && !config.SES_REGION) {
       context.addIssue({ code: "custom", path: ["SES_REGION"], message: "is required when MAIL_PROVIDER=ses" });
     }

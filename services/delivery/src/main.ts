@@ -6,14 +6,17 @@ import {
   createReadinessWatch,
   createRpcClient,
   exitOnStartupError,
+  observeTimePartitions,
   onShutdown,
   portOfUrl,
+  retentionWindowOf,
   serviceInfoOf,
   startTelemetry,
 } from "@herald/platform";
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderPool } from "@herald/rendering/pool";
 import pg from "pg";
+import { createEmailRetention, createEmailRetentionSettings } from "./activity/retention.js";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
@@ -136,6 +139,7 @@ try {
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
+  observeTimePartitions(metrics, { pool, schema, tables: [{ table: "email_activity" }] });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId, erasureGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });
@@ -233,10 +237,13 @@ try {
     certificateOf: createSnsCertificates({ timeoutMs: 10_000 }),
     confirm: createSnsConfirmation({ timeoutMs: 10_000 }),
   });
+  const retentionWindows = { content: retentionWindowOf(config, "EMAIL_CONTENT"), activity: retentionWindowOf(config, "ACTIVITY") };
+  const emailRetention = createEmailRetention({ db, pool, logger, windows: retentionWindows, intervalMs: config.RETENTION_INTERVAL_MS });
   const server = build({
     db,
     logger,
     metrics,
+    emailRetention: createEmailRetentionSettings({ db, windows: retentionWindows, changed: () => emailRetention.nudge() }),
     info: serviceInfoOf(name, schema, import.meta.url),
     mailProvider: config.MAIL_PROVIDER,
     domains,
@@ -285,6 +292,7 @@ try {
   dispatcher.start();
   systemMailSender.start();
   domainCheck.start();
+  emailRetention.start();
   await lifecycle.start();
   await projectStatus.start();
   await billingCaps.start();
@@ -310,6 +318,7 @@ try {
       await inbound?.close();
     },
     () => domainCheck.stop(),
+    () => emailRetention.stop(),
     () => senderDomainListener.stop(),
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),

@@ -13,6 +13,7 @@ import { TrackingService } from "@herald/proto/herald/delivery/v1/tracking_servi
 import { UploadsService } from "@herald/proto/herald/delivery/v1/uploads_service_pb";
 import { VerificationService } from "@herald/proto/herald/delivery/v1/verification_service_pb";
 import { createActivity } from "./activity/activity.js";
+import type { EmailRetentionSettings } from "./activity/retention.js";
 import type { CampaignSends } from "./campaign-sends/campaign-sends.js";
 import type { Db } from "./db/client.js";
 import { sendLimits } from "./domain/send-request.js";
@@ -68,6 +69,8 @@ export interface Deps {
   systemMail?: SystemMail;
   /** Whether each project receives mail (InboundService); unset in harnesses that leave it out. */
   inboundSettings?: InboundSettings;
+  /** The projects' windows of email content and activity (GET/PUT /settings/retention), which main.ts's expiry reads too. */
+  emailRetention: EmailRetentionSettings;
 }
 
 export function build(deps: Deps): RpcServer {
@@ -97,8 +100,13 @@ export function build(deps: Deps): RpcServer {
       router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));
       router.service(TemplatesService, createTemplatesRpc({ templates: deps.templates }));
       router.service(EmailsService, createEmailsRpc({ emails: deps.emails, sends: deps.sends, logger: deps.logger }));
-      // Reads only: nothing to share with main.ts, so it is made here from the database.
-      router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: deps.db }) }));
+      router.service(
+        ActivityService,
+        createActivityRpc({
+          activity: createActivity({ db: deps.db, activitySince: deps.emailRetention.activitySince }),
+          retention: deps.emailRetention,
+        }),
+      );
       router.service(TrackingService, createTrackingRpc({ tracking: deps.tracking }));
       router.service(ProviderEventsService, createProviderEventsRpc({ sesNotifications: deps.sesNotifications }));
       router.service(VerificationService, createVerificationRpc({ verification: deps.verification }));

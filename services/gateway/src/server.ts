@@ -43,6 +43,7 @@ import { registerMemberRoutes } from "./routes/identity/member-routes.js";
 import { registerOperatorRoutes } from "./routes/identity/operator-routes.js";
 import { registerProjectRoutes } from "./routes/identity/project-routes.js";
 import { registerStripeWebhookRoutes } from "./routes/identity/stripe-webhook-routes.js";
+import { registerRetentionRoutes } from "./routes/settings/retention-routes.js";
 import { registerWebhookEndpointRoutes } from "./routes/webhooks/webhook-endpoint-routes.js";
 import type { Upstreams } from "./upstreams.js";
 
@@ -130,6 +131,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   await registerSendRoutes(app, { upstreams: deps.upstreams });
   registerVerifyRoutes(app, { upstreams: deps.upstreams });
   registerInboundRoutes(app, { upstreams: deps.upstreams });
+  registerRetentionRoutes(app, { upstreams: deps.upstreams });
   registerWebhookEndpointRoutes(app, { upstreams: deps.upstreams });
   await registerTrackingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { upstreams: deps.upstreams });

@@ -25,7 +25,7 @@ export interface RecordedEmailActivity {
  * whatever the number, and answers those it recorded. An event lands only on a
  * contact of the event's own project that still exists (the contact row is key-share
  * locked, so a delete racing this statement either waits or is seen as done), and
- * an id already recorded is skipped: the record itself is the proof of processing,
+ * an event already recorded (its id and time: a redelivery carries both) is skipped: the record is the proof of processing,
  * so a redelivered envelope is recorded once without a processed_events row per
  * email.
  */
@@ -49,6 +49,6 @@ export async function recordEmailActivity(tx: Tx, records: EmailActivityRecord[]
     )
     INSERT INTO events (id, project_id, contact_id, name, data, created_at)
     SELECT id, project_id, contact_id, name, data, created_at FROM alive ORDER BY position
-    ON CONFLICT (id) DO NOTHING
+    ON CONFLICT (id, created_at) DO NOTHING
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", name`;
 }

@@ -53,7 +53,7 @@ export const wipedTables = ["import_jobs", "bulk_jobs", "events", "segment_membe
 const keyOf: Record<WipedTable, string> = {
   import_jobs: "id",
   bulk_jobs: "id",
-  events: "id",
+  events: "id, created_at",
   segment_members: "project_id, segment_id, contact_id",
   contacts: "id",
   segments: "id",

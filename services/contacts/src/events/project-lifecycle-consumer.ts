@@ -26,7 +26,10 @@ export function createProjectLifecycleConsumer(deps: {
     ...deps,
     groupId: deps.groupId ?? projectLifecycleGroupId,
     isProjectId: isId,
-    wipe: ({ projectId, reason, occurredAt }, tx) =>
-      requestProjectWipe(tx, { projectId, reason, cutoff: reason === "project.reset" ? occurredAt : null }),
+    wipe: async ({ projectId, reason, occurredAt }, tx) => {
+      await requestProjectWipe(tx, { projectId, reason, cutoff: reason === "project.reset" ? occurredAt : null });
+      // A reset keeps the project's settings, as delivery's do; a deletion leaves none.
+      if (reason !== "project.reset") await tx.projectRetention.deleteMany({ where: { projectId } });
+    },
   });
 }

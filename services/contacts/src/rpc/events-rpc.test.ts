@@ -35,7 +35,7 @@ describe("EventsService", () => {
     const { contact } = await harness.contacts.getContact({ projectId, contactId: first.contactId });
     expect(contact).toMatchObject({ email, subscribed: true, data: { plan: "pro", profile: { tier: "gold" } } });
 
-    const record = await harness.db.event.findUniqueOrThrow({ where: { id: first.eventId } });
+    const record = await harness.db.event.findFirstOrThrow({ where: { id: first.eventId } });
     expect(record).toMatchObject({ name: "signup", contactId: first.contactId, projectId });
     expect(record.data).toEqual({ plan: "pro", coupon: "SAVE10", profile: { tier: "gold" }, empty: "" });
     expect(first.createdAt && timestampDate(first.createdAt)).toEqual(record.createdAt);

@@ -2,17 +2,32 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type Logger, settleItems } from "@herald/platform";
+import { RetentionWindowSchema } from "@herald/proto/herald/common/v1/retention_pb";
 import {
   type EventsService,
   type TrackEventRequest,
   type TrackEventResponse,
   TrackEventResponseSchema,
 } from "@herald/proto/herald/contacts/v1/events_service_pb";
+import type { EventRetentionSetting, EventRetentionSettings } from "../tracking/event-retention.js";
 import type { Events } from "../tracking/events.js";
 import { eventNameToProto, eventToProto, usageToProto } from "./proto-mapping.js";
 
-export function createEventsRpc(deps: { events: Events; logger: Logger }): ServiceImpl<typeof EventsService> {
-  const { events } = deps;
+const retentionToProto = (setting: EventRetentionSetting) =>
+  create(RetentionWindowSchema, {
+    days: setting.days,
+    custom: setting.custom,
+    defaultDays: setting.window.defaultDays,
+    minDays: setting.window.minDays,
+    maxDays: setting.window.maxDays,
+  });
+
+export function createEventsRpc(deps: {
+  events: Events;
+  retention: EventRetentionSettings;
+  logger: Logger;
+}): ServiceImpl<typeof EventsService> {
+  const { events, retention } = deps;
 
   async function track(request: TrackEventRequest): Promise<TrackEventResponse> {
     const tracked = await events.track({
@@ -78,6 +93,14 @@ export function createEventsRpc(deps: { events: Events; logger: Logger }): Servi
         since: request.since ? timestampDate(request.since) : undefined,
       });
       return { events: top.map(eventNameToProto) };
+    },
+
+    async getEventRetention(request) {
+      return { events: retentionToProto(await retention.get(request.projectId)) };
+    },
+
+    async setEventRetention(request) {
+      return { events: retentionToProto(await retention.set(request.projectId, request.days)) };
     },
   };
 }

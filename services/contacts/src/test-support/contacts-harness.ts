@@ -99,6 +99,7 @@ export async function startContacts(
     nudgeWorker: () => worker?.nudge(),
     contactsChanged,
     dataKeyLimits: defaultDataKeyLimits,
+    eventRetention: { window: { defaultDays: 730, minDays: 1, maxDays: 730 }, changed: () => {} },
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
   return {

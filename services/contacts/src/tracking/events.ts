@@ -80,6 +80,8 @@ export function createEvents(deps: {
   contactsChanged: ContactsChanged;
   /** The caps on the data keys /v1/track writes (a public key's path). */
   dataKeyLimits: DataKeyLimits;
+  /** The start of a project's events window: /events shows nothing older. */
+  eventsSince: (projectId: string, now: Date) => Promise<Date>;
 }): Events {
   const { db, upserts, knownFields } = deps;
   const batcher = createTrackBatcher({
@@ -144,7 +146,11 @@ export function createEvents(deps: {
       const limit = pageLimit(query.limit, eventPageLimits);
       const position = query.cursor ? decodeCursor(query.cursor, isEventPosition) : undefined;
       if (query.contactId && !isId(query.contactId)) return { events: [], cursor: "", hasMore: false, total: 0 };
-      const filter: EventFilter = { name: query.name || undefined, contactId: query.contactId || undefined };
+      const filter: EventFilter = {
+        name: query.name || undefined,
+        contactId: query.contactId || undefined,
+        since: await deps.eventsSince(projectId, new Date()),
+      };
       const before = position && { createdAt: new Date(position.createdAt), id: position.id };
       const [rows, total] = await Promise.all([
         listEvents(db, projectId, { filter, before, limit: limit + 1 }),

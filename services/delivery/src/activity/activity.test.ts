@@ -31,7 +31,14 @@ beforeAll(async () => {
     health: createHealthState([ActivityService.typeName]),
     interceptors: serverInterceptors({ logger }),
     logger,
-    routes: (router) => router.service(ActivityService, createActivityRpc({ activity: createActivity({ db: harness.db }) })),
+    routes: (router) =>
+      router.service(
+        ActivityService,
+        createActivityRpc({
+          activity: createActivity({ db: harness.db, activitySince: async () => new Date(0) }),
+          retention: harness.emailRetention,
+        }),
+      ),
   });
   const port = await server.listen(0, "127.0.0.1");
   activity = createClient(ActivityService, createRpcTransport({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 30_000 }));

@@ -97,7 +97,12 @@ function decodeCursor(cursor: string): Position {
 const pageLimit = (requested: number): number =>
   requested <= 0 ? activityPageLimits.fallback : Math.min(Math.trunc(requested), activityPageLimits.max);
 
-export function createActivity(deps: { db: Db; now?: () => Date }): Activity {
+export function createActivity(deps: {
+  db: Db;
+  /** The start of a project's activity window: the feed shows nothing older. */
+  activitySince: (projectId: string, now: Date) => Promise<Date>;
+  now?: () => Date;
+}): Activity {
   const { db } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -111,7 +116,12 @@ export function createActivity(deps: { db: Db; now?: () => Date }): Activity {
       if ((query.emailId && !isId(query.emailId)) || (query.contactId && !isId(query.contactId))) {
         return { activities: [], cursor: "", hasMore: false, total: 0 };
       }
-      const filter: ActivityFilter = { types, emailId: query.emailId || undefined, contactId: query.contactId || undefined };
+      const filter: ActivityFilter = {
+        types,
+        emailId: query.emailId || undefined,
+        contactId: query.contactId || undefined,
+        since: await deps.activitySince(projectId, now()),
+      };
       const before = position && { occurredAt: new Date(position.occurredAt), id: position.id };
       const [rows, total] = await Promise.all([
         listActivity(db, projectId, { filter, before, limit: limit + 1 }),

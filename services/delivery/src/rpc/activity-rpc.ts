@@ -1,13 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { RetentionWindowSchema } from "@herald/proto/herald/common/v1/retention_pb";
 import {
   type Activity,
   ActivitySchema,
   type ActivityService,
+  EmailRetentionSchema,
   TimeseriesInterval,
 } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import type { Activity as ActivityFeed } from "../activity/activity.js";
+import type { EmailRetentionSetting, EmailRetentionSettings, RetentionSetting } from "../activity/retention.js";
 import type { ActivityRow } from "../db/activity.js";
 
 export const activityToProto = (row: ActivityRow): Activity =>
@@ -31,9 +34,34 @@ export const activityToProto = (row: ActivityRow): Activity =>
 
 const intervalFromProto = (interval: TimeseriesInterval) => (interval === TimeseriesInterval.HOUR ? ("hour" as const) : ("day" as const));
 
-export function createActivityRpc(deps: { activity: ActivityFeed }): ServiceImpl<typeof ActivityService> {
-  const { activity } = deps;
+const windowToProto = (setting: RetentionSetting) =>
+  create(RetentionWindowSchema, {
+    days: setting.days,
+    custom: setting.custom,
+    defaultDays: setting.window.defaultDays,
+    minDays: setting.window.minDays,
+    maxDays: setting.window.maxDays,
+  });
+
+const retentionToProto = (setting: EmailRetentionSetting) =>
+  create(EmailRetentionSchema, { emailContent: windowToProto(setting.content), activity: windowToProto(setting.activity) });
+
+export function createActivityRpc(deps: {
+  activity: ActivityFeed;
+  retention: EmailRetentionSettings;
+}): ServiceImpl<typeof ActivityService> {
+  const { activity, retention } = deps;
   return {
+    async getEmailRetention(request) {
+      return { retention: retentionToProto(await retention.get(request.projectId)) };
+    },
+    async setEmailRetention(request) {
+      const setting = await retention.set(request.projectId, {
+        emailContentDays: request.emailContentDays,
+        activityDays: request.activityDays,
+      });
+      return { retention: retentionToProto(setting) };
+    },
     async listActivity(request) {
       const page = await activity.list(request.projectId, {
         limit: request.limit,

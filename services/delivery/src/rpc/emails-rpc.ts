@@ -56,6 +56,8 @@ export const emailToProto = (row: EmailRow): Email =>
     createdAt: timestampFromDate(row.createdAt),
     sentAt: row.sentAt ? timestampFromDate(row.sentAt) : undefined,
     nextAttemptAt: row.status === "PENDING" ? timestampFromDate(row.nextAttemptAt) : undefined,
+    html: row.contentExpiredAt ? "" : row.html,
+    contentExpired: row.contentExpiredAt !== null,
   });
 
 const optional = (value: string): string | undefined => (value === "" ? undefined : value);

@@ -18,6 +18,7 @@ import {
   type TestSmtpSink,
 } from "@herald/testing";
 import type pg from "pg";
+import { createEmailRetentionSettings, type EmailRetentionSettings } from "../activity/retention.js";
 import { createDb, type Db } from "../db/client.js";
 import { createOutcomesPool } from "../db/outcomes.js";
 import { createDestinations } from "../emails/destinations.js";
@@ -60,6 +61,8 @@ export interface DeliveryHarness {
   /** The SubscribeURLs delivery visited to confirm subscriptions. */
   confirmedSubscriptions: string[];
   db: Db;
+  /** The deployment's defaults: content 90 days, activity 730, each from 1 to 730. */
+  emailRetention: EmailRetentionSettings;
   sink: TestSmtpSink;
   /** An SMTP provider to the sink, shared by the dispatchers that are not given their own. */
   provider: MailProvider;
@@ -118,9 +121,15 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const confirmedSubscriptions: string[] = [];
   // The harness publishes no DNS records: lookups use the system's resolvers and give up fast.
   const resolver = createResolver({ servers: [], timeoutMs: 100, tries: 1 });
+  const emailRetention = createEmailRetentionSettings({
+    db,
+    windows: { content: { defaultDays: 90, minDays: 1, maxDays: 730 }, activity: { defaultDays: 730, minDays: 1, maxDays: 730 } },
+    changed: () => {},
+  });
   const server: RpcServer = build({
     db,
     logger,
+    emailRetention,
     info: create(ServiceInfoSchema, { name: "delivery", version: "test", databaseSchema: "delivery" }),
     domains: createDomains({
       db,
@@ -160,6 +169,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     sns,
     confirmedSubscriptions,
     db,
+    emailRetention,
     sink,
     provider,
     startDispatcher(overrides = {}) {
