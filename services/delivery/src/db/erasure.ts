@@ -30,7 +30,7 @@ export async function eraseContactFromDelivery(tx: Tx, erasure: ContactErasure):
     UPDATE email_activity SET contact_id = NULL, recipient = '', url = NULL, reason = NULL, subject = NULL, sender = NULL
     WHERE project_id = ${projectId}::uuid
       AND (contact_id = ${contactId}::uuid OR email_id = ANY(${emailIds}::uuid[])
-        OR (${email} <> '' AND (recipient = ${email} OR lower(sender) = ${email})))`;
+        OR (${email} <> '' AND (recipient = ${email} OR (sender IS NOT NULL AND lower(sender) = ${email}))))`;
   // A suppression keeps its address, so that the address stays suppressed (a keyed hash in its place is not built yet,
   // docs/decisions.md "Erasing a contact"); the provider's answer stored with it may quote the address.
   await tx.$executeRaw`

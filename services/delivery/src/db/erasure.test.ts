@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import { createSqlPool } from "@herald/db";
+import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { PrismaPg } from "@prisma/adapter-pg";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newEmailRow, nodesOf, type PlanNode, plansOf } from "../test-support/query-plans.js";
+import { type Db, prismaClientOn } from "./client.js";
+import { insertEmails } from "./emails.js";
+import { eraseContactFromDelivery } from "./erasure.js";
+
+describe("erasing a contact from delivery", () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let db: Db;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(inject("herald").databaseUrl);
+    // One connection, shared by Prisma and plansOf, so that auto_explain reports the erasure's statements.
+    pool = createSqlPool(database.databaseUrl, "delivery", () => {}, 1);
+    db = prismaClientOn(new PrismaPg(pool, { schema: "delivery" }));
+  });
+
+  afterAll(async () => {
+    await db?.$disconnect();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  /** Stores `count` emails of the project to other people, each with an email.sent activity row. */
+  async function othersHistory(projectId: string, count: number): Promise<void> {
+    const rows = Array.from({ length: count }, (_, index) => ({ ...newEmailRow(projectId, index), contactId: randomUUID() }));
+    for (let first = 0; first < rows.length; first += 500) await insertEmails(pool, rows.slice(first, first + 500));
+    await pool.query(
+      `INSERT INTO email_activity (id, project_id, email_id, contact_id, type, recipient, category, occurred_at)
+       SELECT gen_random_uuid(), project_id, id, contact_id, 'email.sent', to_email, 'TRANSACTIONAL', now() FROM emails WHERE project_id = $1`,
+      [projectId],
+    );
+  }
+
+  it("finds the contact's emails and activity through indexes, by its id and by its address, not by reading the project's tables", async () => {
+    const projectId = randomUUID();
+    const contactId = randomUUID();
+    const address = `erased-${randomUUID()}@plans.example`;
+    await othersHistory(projectId, 4_000);
+    // Two emails naming the contact, one sent to its address without naming it (a workflow's fixed `to`).
+    const mine = [
+      { ...newEmailRow(projectId, 1), contactId, toEmail: address },
+      { ...newEmailRow(projectId, 2), contactId, toEmail: address },
+      { ...newEmailRow(projectId, 3), toEmail: address },
+    ];
+    await insertEmails(pool, mine);
+    await pool.query(
+      `INSERT INTO email_activity (id, project_id, email_id, contact_id, type, recipient, url, category, occurred_at)
+       SELECT gen_random_uuid(), project_id, id, contact_id, 'email.click', to_email, 'https://example.com/?' || to_email, 'TRANSACTIONAL', now()
+       FROM emails WHERE id = ANY($1::uuid[])`,
+      [mine.map((row) => row.id)],
+    );
+    // A message received from the contact, on an email of someone else's.
+    await pool.query(
+      `INSERT INTO email_activity (id, project_id, email_id, type, recipient, category, occurred_at, subject, sender)
+       VALUES (gen_random_uuid(), $1, gen_random_uuid(), 'email.received', 'inbox@plans.example', 'INBOUND', now(), 'Hello', $2)`,
+      [projectId, address.toUpperCase()],
+    );
+    await pool.query("ANALYZE emails; ANALYZE email_activity");
+
+    let erased = { emails: 0, activity: 0 };
+    const plans = await plansOf(pool, "UPDATE ", async () => {
+      erased = await db.$transaction((tx) =>
+        eraseContactFromDelivery(tx, { projectId, contactId, email: address, occurredAt: new Date() }),
+      );
+    });
+    expect(erased).toEqual({ emails: 3, activity: 4 });
+    const left = await pool.query(
+      `SELECT (SELECT count(*) FROM emails WHERE to_email = $1 OR contact_id = $2)::int AS emails,
+              (SELECT count(*) FROM email_activity WHERE recipient = $1 OR contact_id = $2 OR lower(sender) = $1)::int AS activity`,
+      [address, contactId],
+    );
+    expect(left.rows[0]).toEqual({ emails: 0, activity: 0 });
+
+    const planOf = (table: string): PlanNode => {
+      const plan = plans.find((candidate) =>
+        nodesOf(candidate).some((node) => node["Node Type"] === "ModifyTable" && node["Relation Name"] === table),
+      );
+      if (!plan) throw new Error(`auto_explain reported no plan of the UPDATE of ${table}`);
+      return plan;
+    };
+    const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
+    const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan");
+    for (const table of ["emails", "email_activity"]) expect(seqScans(planOf(table)), table).toEqual([]);
+    expect(indexesOf(planOf("emails"))).toEqual(
+      expect.arrayContaining(["emails_project_id_contact_id_idx", "emails_project_id_to_email_idx"]),
+    );
+    expect(indexesOf(planOf("email_activity"))).toEqual(
+      expect.arrayContaining([
+        "email_activity_project_id_contact_id_idx",
+        "email_activity_project_id_email_id_idx",
+        "email_activity_project_id_recipient_idx",
+        "email_activity_project_id_sender_idx",
+      ]),
+    );
+  });
+});
