@@ -4,10 +4,14 @@ import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createAddressHash } from "../domain/address-hash.js";
 import { newEmailRow, nodesOf, type PlanNode, plansOf } from "../test-support/query-plans.js";
 import { type Db, prismaClientOn } from "./client.js";
 import { insertEmails } from "./emails.js";
 import { eraseContactFromDelivery } from "./erasure.js";
+import { suppressedAmong } from "./suppressions.js";
+
+const addressHash = createAddressHash("erasure test secret of at least 32 characters");
 
 describe("erasing a contact from delivery", () => {
   let database: TestDatabase;
@@ -27,7 +31,15 @@ describe("erasing a contact from delivery", () => {
     await database?.drop();
   });
 
-  /** Stores `count` emails of the project to other people, each with an email.sent activity row. */
+  /** Suppresses `address` in the project as a bounce of `emailId`; without its hash, as a version before hashes wrote it. */
+  async function suppress(projectId: string, address: string, emailId: string | null, hashed = true): Promise<void> {
+    await pool.query(
+      `INSERT INTO suppressions (project_id, email, email_hash, reason, detail, email_id) VALUES ($1, $2, $3, 'bounce', $4, $5)`,
+      [projectId, address, hashed ? addressHash(address) : null, `550 5.1.1 <${address}>: no such user`, emailId],
+    );
+  }
+
+  /** Stores `count` emails of the project to other people, each with an email.sent activity row (and a suppression for one in ten). */
   async function othersHistory(projectId: string, count: number): Promise<void> {
     const rows = Array.from({ length: count }, (_, index) => ({ ...newEmailRow(projectId, index), contactId: randomUUID() }));
     for (let first = 0; first < rows.length; first += 500) await insertEmails(pool, rows.slice(first, first + 500));
@@ -36,6 +48,7 @@ describe("erasing a contact from delivery", () => {
        SELECT gen_random_uuid(), project_id, id, contact_id, 'email.sent', to_email, 'TRANSACTIONAL', now() FROM emails WHERE project_id = $1`,
       [projectId],
     );
+    for (const row of rows.filter((_, index) => index % 10 === 0)) await suppress(projectId, row.toEmail, row.id);
   }
 
   it("finds the contact's emails and activity through indexes, by its id and by its address, not by reading the project's tables", async () => {
@@ -44,12 +57,19 @@ describe("erasing a contact from delivery", () => {
     const address = `erased-${randomUUID()}@plans.example`;
     await othersHistory(projectId, 4_000);
     // Two emails naming the contact, one sent to its address without naming it (a workflow's fixed `to`).
+    // Two emails naming the contact, one sent to its address without naming it (a workflow's fixed `to`), one naming it
+    // at the address it had before.
+    const formerAddress = `former-${randomUUID()}@plans.example`;
     const mine = [
       { ...newEmailRow(projectId, 1), contactId, toEmail: address },
       { ...newEmailRow(projectId, 2), contactId, toEmail: address },
       { ...newEmailRow(projectId, 3), toEmail: address },
+      { ...newEmailRow(projectId, 4), contactId, toEmail: formerAddress },
     ];
     await insertEmails(pool, mine);
+    // Both addresses bounced; the current one's suppression was written before suppressions had hashes.
+    await suppress(projectId, address, mine[0]?.id ?? null, false);
+    await suppress(projectId, formerAddress, mine[3]?.id ?? null);
     await pool.query(
       `INSERT INTO email_activity (id, project_id, email_id, contact_id, type, recipient, url, category, occurred_at)
        SELECT gen_random_uuid(), project_id, id, contact_id, 'email.click', to_email, 'https://example.com/?' || to_email, 'TRANSACTIONAL', now()
@@ -62,21 +82,36 @@ describe("erasing a contact from delivery", () => {
        VALUES (gen_random_uuid(), $1, gen_random_uuid(), 'email.received', 'inbox@plans.example', 'INBOUND', now(), 'Hello', $2)`,
       [projectId, address.toUpperCase()],
     );
-    await pool.query("ANALYZE emails; ANALYZE email_activity");
+    await pool.query("ANALYZE emails; ANALYZE email_activity; ANALYZE suppressions");
 
-    let erased = { emails: 0, activity: 0 };
+    let erased = { emails: 0, activity: 0, suppressions: 0 };
     const plans = await plansOf(pool, "UPDATE ", async () => {
       erased = await db.$transaction((tx) =>
-        eraseContactFromDelivery(tx, { projectId, contactId, email: address, occurredAt: new Date() }),
+        eraseContactFromDelivery(tx, addressHash, { projectId, contactId, email: address, occurredAt: new Date() }),
       );
     });
-    expect(erased).toEqual({ emails: 3, activity: 4 });
+    expect(erased).toEqual({ emails: 4, activity: 5, suppressions: 2 });
     const left = await pool.query(
-      `SELECT (SELECT count(*) FROM emails WHERE to_email = $1 OR contact_id = $2)::int AS emails,
-              (SELECT count(*) FROM email_activity WHERE recipient = $1 OR contact_id = $2 OR lower(sender) = $1)::int AS activity`,
-      [address, contactId],
+      `SELECT (SELECT count(*) FROM emails WHERE to_email = ANY($1) OR contact_id = $2)::int AS emails,
+              (SELECT count(*) FROM email_activity WHERE recipient = ANY($1) OR contact_id = $2 OR lower(sender) = ANY($1))::int AS activity,
+              (SELECT count(*) FROM suppressions WHERE email = ANY($1) OR strpos(detail, $3) > 0 OR strpos(detail, $4) > 0)::int AS suppressions`,
+      [[address, formerAddress], contactId, address, formerAddress],
     );
-    expect(left.rows[0]).toEqual({ emails: 0, activity: 0 });
+    expect(left.rows[0]).toEqual({ emails: 0, activity: 0, suppressions: 0 });
+    // Both addresses stay suppressed, by their hashes alone; the project's other suppressions keep their addresses.
+    const kept = await pool.query<{ email: string | null; hash: Buffer }>(
+      "SELECT email, email_hash AS hash FROM suppressions WHERE project_id = $1 AND email_hash = ANY($2::bytea[])",
+      [projectId, [addressHash(address), addressHash(formerAddress)]],
+    );
+    expect(kept.rows.map((row) => row.email)).toEqual([null, null]);
+    const asked = [address, formerAddress.toUpperCase(), "never-bounced@plans.example"].map((toEmail) => ({
+      projectId,
+      toEmail: toEmail.toLowerCase(),
+    }));
+    expect(await suppressedAmong(pool, addressHash, asked)).toEqual(new Set([`${projectId} ${address}`, `${projectId} ${formerAddress}`]));
+    expect(
+      (await pool.query("SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1 AND email IS NOT NULL", [projectId])).rows[0],
+    ).toEqual({ n: 400 });
 
     const planOf = (table: string): PlanNode => {
       const plan = plans.find((candidate) =>
@@ -87,7 +122,7 @@ describe("erasing a contact from delivery", () => {
     };
     const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
     const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan");
-    for (const table of ["emails", "email_activity"]) expect(seqScans(planOf(table)), table).toEqual([]);
+    for (const table of ["emails", "email_activity", "suppressions"]) expect(seqScans(planOf(table)), table).toEqual([]);
     expect(indexesOf(planOf("emails"))).toEqual(
       expect.arrayContaining(["emails_project_id_contact_id_idx", "emails_project_id_to_email_idx"]),
     );
