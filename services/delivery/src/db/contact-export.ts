@@ -38,8 +38,12 @@ type Position = { at: Date; id: string };
 
 /**
  * A page of the contact's emails, newest first, after `before`: those naming it and those sent to its address (the
- * emails its erasure would reach), read through emails_project_id_contact_id_idx and emails_project_id_to_email_idx.
- * An attachment's size is computed from its base64 text in the database, so that its content never leaves it.
+ * emails its erasure would reach). Each of the two is read in order from its own index
+ * (emails_project_id_contact_id_created_at_idx, emails_project_id_to_email_created_at_idx), a page at most, and the two
+ * merged: with an OR the planner walks the project's emails by date instead, which finds a quiet contact's few
+ * emails only after reading most of the project's. Each email of the page is then read by its key (LATERAL, LIMIT 1 so
+ * that it stays a lookup each, never a scan of the project's emails to join them). An attachment's size is computed from its base64 text in the
+ * database, so that its content never leaves it.
  */
 export async function pageContactEmails(
   db: Db,
@@ -47,8 +51,20 @@ export async function pageContactEmails(
   before: Position | undefined,
   limit: number,
 ): Promise<ExportedEmailRow[]> {
-  const after = before ? Prisma.sql`AND (e.created_at, e.id) < (${before.at}, ${before.id}::uuid)` : Prisma.empty;
+  const after = before ? Prisma.sql`AND (created_at, id) < (${before.at}, ${before.id}::uuid)` : Prisma.empty;
+  const byAddress = contact.email
+    ? Prisma.sql`UNION
+        (SELECT id, created_at FROM emails WHERE project_id = ${contact.projectId}::uuid AND to_email = ${contact.email} ${after}
+         ORDER BY created_at DESC, id DESC LIMIT ${limit})`
+    : Prisma.empty;
   return db.$queryRaw<ExportedEmailRow[]>`
+    WITH mine AS (
+      (SELECT id, created_at FROM emails WHERE project_id = ${contact.projectId}::uuid AND contact_id = ${contact.contactId}::uuid ${after}
+       ORDER BY created_at DESC, id DESC LIMIT ${limit})
+      ${byAddress}
+      ORDER BY created_at DESC, id DESC LIMIT ${limit}
+    )
+    SELECT e.* FROM mine CROSS JOIN LATERAL (
     SELECT e.id::text AS id, e.to_email AS "toEmail", e.to_name AS "toName", e.from_email AS "fromEmail", e.from_name AS "fromName",
       e.reply_to AS "replyTo", e.subject, e.html, e.headers,
       (SELECT coalesce(jsonb_agg(jsonb_build_object(
@@ -59,12 +75,10 @@ export async function pageContactEmails(
       e.category, e.status, e.template_id::text AS "templateId", e.campaign_id::text AS "campaignId",
       e.workflow_id::text AS "workflowId", e.message_id AS "messageId", e.last_error AS "lastError",
       e.created_at AS "createdAt", e.sent_at AS "sentAt", e.opened_at AS "openedAt", e.clicked_at AS "clickedAt"
-    FROM emails e
-    WHERE e.project_id = ${contact.projectId}::uuid
-      AND (e.contact_id = ${contact.contactId}::uuid OR (${contact.email} <> '' AND e.to_email = ${contact.email}))
-      ${after}
-    ORDER BY e.created_at DESC, e.id DESC
-    LIMIT ${limit}`;
+    FROM emails e WHERE e.project_id = ${contact.projectId}::uuid AND e.id = mine.id AND e.created_at = mine.created_at
+    LIMIT 1
+    ) AS e
+    ORDER BY mine.created_at DESC, mine.id DESC`;
 }
 
 /** The activity of these emails of the project, oldest first (emails' activity by email_activity_project_id_email_id_idx). */

@@ -124,7 +124,7 @@ describe("erasing a contact from delivery", () => {
     const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan");
     for (const table of ["emails", "email_activity", "suppressions"]) expect(seqScans(planOf(table)), table).toEqual([]);
     expect(indexesOf(planOf("emails"))).toEqual(
-      expect.arrayContaining(["emails_project_id_contact_id_idx", "emails_project_id_to_email_idx"]),
+      expect.arrayContaining(["emails_project_id_contact_id_created_at_idx", "emails_project_id_to_email_created_at_idx"]),
     );
     expect(indexesOf(planOf("email_activity"))).toEqual(
       expect.arrayContaining([
