@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { createTestDatabase, nodesOf, type PlanNode, plansOf, type TestDatabase } from "@herald/testing";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createAddressHash } from "../domain/address-hash.js";
-import { newEmailRow, nodesOf, type PlanNode, plansOf } from "../test-support/query-plans.js";
+import { newEmailRow } from "../test-support/query-plans.js";
 import { type Db, prismaClientOn } from "./client.js";
 import { insertEmails } from "./emails.js";
 import { eraseContactFromDelivery } from "./erasure.js";

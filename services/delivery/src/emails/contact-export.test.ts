@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Db, prismaClientOn } from "../db/client.js";
 import { insertEmails } from "../db/emails.js";
-import { newEmailRow, nodesOf, plansOf } from "../test-support/query-plans.js";
+import { newEmailRow } from "../test-support/query-plans.js";
 import { type ContactEmailsPart, exportContactEmails } from "./contact-export.js";
 
 describe("a contact's emails for its data export", () => {
