@@ -2,14 +2,13 @@ import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
 import { createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
 import { PrismaPg } from "@prisma/adapter-pg";
-import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Db, prismaClientOn } from "./client.js";
 import { eraseContactFromAutomation } from "./erasure.js";
 
 describe("erasing a contact from automation", () => {
   let database: TestDatabase;
-  let pool: pg.Pool;
+  let pool: ReturnType<typeof createSqlPool>;
   let db: Db;
 
   beforeAll(async () => {
