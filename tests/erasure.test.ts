@@ -21,6 +21,7 @@ const sink = testSmtpSinkClient(smtp.controlUrl);
 type SendAnswer = { data: { emails: Array<{ contact: { id: string; email: string }; email: string }> } };
 type ActivityPage = { data: Array<{ type: string; emailId: string }> };
 type MessageJson = { status: string; eventType: string; payload: { type: string; data: Record<string, unknown> } };
+type ErrorAnswer = { error: { code: string } };
 
 /** Where a table's column holds `needle`: one row per (schema, table, column), found by reading the catalog. */
 type Finding = { table: string; column: string; rows: number };
@@ -78,6 +79,23 @@ describe("erasing a contact reaches every service (GDPR Article 17)", () => {
     await receiver?.close();
     await pool?.end();
   });
+
+  const sendTo = (address: string) =>
+    call<SendAnswer & ErrorAnswer>("POST", "/v1/send", {
+      key,
+      body: { to: address, from: `hello@${domain}`, subject: "Once more", body: "<p>Once more</p>" },
+    });
+
+  /** The address bounces for good (the relay refuses it with 550): delivery suppresses it in the project. */
+  async function bounced(address: string): Promise<void> {
+    await sink.rejectRecipient(address, { code: 550, message: `5.1.1 <${address}>: no such user` });
+    try {
+      expect((await sendTo(address)).status).toBe(200);
+      await waitUntil(async () => (await sendTo(address)).status === 400, { timeoutMs: 30_000 });
+    } finally {
+      await sink.acceptRecipient(address);
+    }
+  }
 
   const activityCount = async () => (await call<ActivityPage>("GET", "/activity?limit=100", { key })).body.data.length;
 
@@ -170,12 +188,25 @@ describe("erasing a contact reaches every service (GDPR Article 17)", () => {
       body: { email: address, event: "upgraded" },
     });
     expect(elsewhere.status).toBe(200);
+    await bounced(address);
     // The scan sees the history before the erasure: it is a scan that can fail.
     expect((await findEverywhere(pool, contactId)).length).toBeGreaterThan(3);
     const campaignBefore = (await call<CampaignJson>("GET", `/campaigns/${campaignId}`, { key })).body;
     const activityBefore = await activityCount();
 
     expect((await call("DELETE", `/contacts/${contactId}`, { key })).status).toBe(204);
+    await clean([address, contactId]);
+
+    // The suppression outlived the erasure as a keyed hash alone (the scan found the address nowhere): the address is
+    // still refused, before anything is written (no contact is made for it again).
+    const again = await sendTo(address);
+    expect(again.status).toBe(400);
+    expect(again.body.error.code).toBe("RECIPIENT_SUPPRESSED");
+    const suppressions = await pool.query<{ email: string | null; hash: Buffer | null; detail: string | null }>(
+      "SELECT email, email_hash AS hash, detail FROM delivery.suppressions WHERE project_id = $1",
+      [project.id],
+    );
+    expect(suppressions.rows).toEqual([{ email: null, hash: expect.any(Buffer), detail: null }]);
     await clean([address, contactId]);
 
     // The endpoint was told of the deletion, and its log keeps the message without the contact.

@@ -84,13 +84,27 @@ export function toConnectError(error: unknown, options: { logger: Logger; proced
   return new ConnectError("internal error", Code.Internal);
 }
 
-/** Server side: every error a handler throws leaves as toConnectError made it. */
+/**
+ * Server side: every error a handler throws leaves as toConnectError made it, a server-streaming handler's too, which
+ * it throws while its messages are read, after the call itself has returned.
+ */
 export function createErrorInterceptor(options: { logger: Logger }): Interceptor {
   return (next) => async (request) => {
+    const convert = (error: unknown) => toConnectError(error, { logger: options.logger, procedure: request.url });
     try {
-      return await next(request);
+      const response = await next(request);
+      if (!response.stream) return response;
+      const messages = response.message;
+      async function* converted() {
+        try {
+          yield* messages;
+        } catch (error) {
+          throw convert(error);
+        }
+      }
+      return { ...response, message: converted() };
     } catch (error) {
-      throw toConnectError(error, { logger: options.logger, procedure: request.url });
+      throw convert(error);
     }
   };
 }

@@ -2,6 +2,7 @@ import http2 from "node:http2";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { DomainError, errorDetailOf } from "@herald/errors";
 import { Health } from "@herald/proto/grpc/health/v1/health_pb";
+import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { IdentityService } from "@herald/proto/herald/identity/v1/identity_service_pb";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,13 +29,21 @@ describe("the RPC server and client", () => {
       health: createHealthState([IdentityService.typeName]),
       interceptors: serverInterceptors({ logger }),
       logger,
-      routes: (router) =>
+      routes: (router) => {
         router.service(IdentityService, {
           getServiceInfo: () => {
             if (failWith) throw failWith;
             return { info: { name: "identity" } };
           },
-        }),
+        });
+        // A server-streaming method that fails after its first message, or before any.
+        router.service(ContactsService, {
+          async *exportContact(request) {
+            if (request.contactId === "later") yield { part: { case: "contact", value: { id: "later" } } };
+            if (failWith) throw failWith;
+          },
+        });
+      },
     });
     baseUrl = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
   });
@@ -72,6 +81,30 @@ describe("the RPC server and client", () => {
 
     failWith = Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
     expect(((await client.getServiceInfo({}).catch((error: unknown) => error)) as ConnectError).code).toBe(Code.AlreadyExists);
+  });
+
+  it("sends a streaming handler's domain error with its machine code too, before or after its first message", async () => {
+    failWith = new DomainError("not-found", "CONTACT_NOT_FOUND", "Contact not found");
+    for (const protocol of ["grpc", "connect"] as const) {
+      const client = createRpcClient(ContactsService, { baseUrl, protocol });
+      for (const contactId of ["first", "later"]) {
+        const read: string[] = [];
+        const failed = await (async () => {
+          for await (const message of client.exportContact({ projectId: "p", contactId })) read.push(message.part.case ?? "");
+        })().catch((error: unknown) => error);
+        expect(read).toEqual(contactId === "later" ? ["contact"] : []);
+        expect(failed, `${protocol} ${contactId}`).toBeInstanceOf(ConnectError);
+        expect((failed as ConnectError).code).toBe(Code.NotFound);
+        expect(errorDetailOf(failed as ConnectError)?.code).toBe("CONTACT_NOT_FOUND");
+      }
+    }
+    failWith = new Error("secret database detail");
+    const client = createRpcClient(ContactsService, { baseUrl });
+    const internal = (await (async () => {
+      for await (const _ of client.exportContact({ projectId: "p", contactId: "later" })) void _;
+    })().catch((error: unknown) => error)) as ConnectError;
+    expect(internal.code).toBe(Code.Internal);
+    expect(internal.rawMessage).not.toContain("secret");
   });
 
   it("reports NOT_SERVING once the server begins to shut down, through Watch as well", async () => {

@@ -5,6 +5,7 @@ export * from "./kafka.js";
 export * from "./lifecycle.js";
 export * from "./metrics.js";
 export * from "./outbox.js";
+export * from "./query-plans.js";
 export * from "./raw-wire.js";
 export * from "./redis.js";
 export * from "./service-process.js";

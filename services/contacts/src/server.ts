@@ -13,6 +13,7 @@ import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_servi
 import { EventsService } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import { JobsService } from "@herald/proto/herald/contacts/v1/jobs_service_pb";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
+import { exportContact } from "./contacts/contact-export.js";
 import { createContactUpserts } from "./contacts/contact-upserts.js";
 import { createContacts } from "./contacts/contacts.js";
 import type { ContactsChanged } from "./contacts/contacts-changed.js";
@@ -88,7 +89,16 @@ export function build(deps: Deps): RpcServer {
     logger: deps.logger,
     metrics: deps.metrics,
     routes: (router) => {
-      router.service(ContactsService, createContactsRpc({ info: deps.info, contacts, fields, logger: deps.logger }));
+      router.service(
+        ContactsService,
+        createContactsRpc({
+          info: deps.info,
+          contacts,
+          fields,
+          exportContact: (projectId, contactId, pageSize) => exportContact({ db, pool, contacts }, projectId, contactId, pageSize),
+          logger: deps.logger,
+        }),
+      );
       router.service(EventsService, createEventsRpc({ events, retention, logger: deps.logger }));
       router.service(JobsService, createJobsRpc({ jobs }));
       router.service(SegmentsService, createSegmentsRpc({ segments, audiences, refuseSegmentInUse: deps.refuseSegmentInUse }));

@@ -22,6 +22,8 @@ import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
 import { projectsAtInboundCap } from "./db/monthly-usage.js";
 import { createOutcomesPool } from "./db/outcomes.js";
+import { hashUnhashedSuppressions } from "./db/suppressions.js";
+import { createAddressHash } from "./domain/address-hash.js";
 import { destinationTableOf } from "./domain/destinations.js";
 import { createDestinations } from "./emails/destinations.js";
 import { observeDestinations, observeDispatches } from "./emails/dispatch-metrics.js";
@@ -86,6 +88,10 @@ try {
     sqlPoolSize: 4,
     logger,
   });
+  // Suppressions written without their keyed hash (before it existed, or by an older version) get it before anything is sent.
+  const addressHash = createAddressHash(config.linkSigningSecret);
+  const hashedSuppressions = await hashUnhashedSuppressions(pool, addressHash);
+  if (hashedSuppressions > 0) logger.info({ suppressions: hashedSuppressions }, "hashed the addresses of suppressions");
   const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, (error) =>
     logger.warn({ err: error }, "an idle database connection failed"),
   );
@@ -135,7 +141,7 @@ try {
   const capsGroupId = `${config.KAFKA_GROUP_PREFIX}${billingCapsGroupId}`;
   const billingCaps = createBillingCapsConsumer({ kafka, db, logger, groupId: capsGroupId });
   const erasureGroupId = `${config.KAFKA_GROUP_PREFIX}${contactErasureGroupId}`;
-  const erasure = createContactErasureConsumerOfDelivery({ kafka, db, logger, groupId: erasureGroupId });
+  const erasure = createContactErasureConsumerOfDelivery({ kafka, db, addressHash, logger, groupId: erasureGroupId });
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
@@ -177,6 +183,7 @@ try {
   const dispatcher = createDispatcher({
     db,
     pool,
+    addressHash,
     outcomesPool,
     logger,
     provider,
@@ -215,6 +222,7 @@ try {
   const emails = createEmails({
     db,
     pool,
+    addressHash,
     nudgeDispatcher: () => dispatcher.nudge(),
     links: { tokens, publicUrl: config.PUBLIC_URL, modeOf: tracking.modeOf },
     attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
@@ -230,7 +238,7 @@ try {
     verifiedSenders,
     attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
   });
-  const emailEvents = createEmailEventRecorder({ db, nudgeOutbox: () => relay.nudge() });
+  const emailEvents = createEmailEventRecorder({ db, addressHash, nudgeOutbox: () => relay.nudge() });
   const sesNotifications = createSesNotifications({
     events: emailEvents,
     topicArns: new Set(config.SES_SNS_TOPIC_ARNS),
@@ -254,7 +262,7 @@ try {
     campaignSends: createCampaignSends({ db, pool, emails, tokens, publicUrl: config.PUBLIC_URL }),
     tracking,
     sesNotifications,
-    verification: createVerification({ pool, lookupDomain: createDomainFactsLookup(resolver) }),
+    verification: createVerification({ pool, addressHash, lookupDomain: createDomainFactsLookup(resolver) }),
     systemMail,
     inboundSettings: createInboundSettings({ db, mxHost: config.inboundMxHost }),
   });

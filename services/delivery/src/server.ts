@@ -17,6 +17,7 @@ import type { EmailRetentionSettings } from "./activity/retention.js";
 import type { CampaignSends } from "./campaign-sends/campaign-sends.js";
 import type { Db } from "./db/client.js";
 import { sendLimits } from "./domain/send-request.js";
+import { exportContactEmails } from "./emails/contact-export.js";
 import type { Emails } from "./emails/emails.js";
 import type { SesNotifications } from "./feedback/ses-notifications.js";
 import type { InboundSettings } from "./inbound/inbound-settings.js";
@@ -99,7 +100,15 @@ export function build(deps: Deps): RpcServer {
       router.service(DeliveryService, createDeliveryRpc(deps));
       router.service(DomainsService, createDomainsRpc({ domains: deps.domains }));
       router.service(TemplatesService, createTemplatesRpc({ templates: deps.templates }));
-      router.service(EmailsService, createEmailsRpc({ emails: deps.emails, sends: deps.sends, logger: deps.logger }));
+      router.service(
+        EmailsService,
+        createEmailsRpc({
+          emails: deps.emails,
+          sends: deps.sends,
+          exportContactEmails: (request) => exportContactEmails(deps.db, request),
+          logger: deps.logger,
+        }),
+      );
       router.service(
         ActivityService,
         createActivityRpc({

@@ -22,6 +22,7 @@ import { registerCampaignAnalyticsRoutes } from "./routes/campaigns/analytics-ro
 import { registerCampaignRoutes } from "./routes/campaigns/campaign-routes.js";
 import { registerConfigRoute } from "./routes/config.js";
 import { registerAudienceRoutes } from "./routes/contacts/audience-routes.js";
+import { registerContactExportRoute } from "./routes/contacts/contact-export-route.js";
 import { registerContactRoutes } from "./routes/contacts/contact-routes.js";
 import { registerEventRoutes } from "./routes/contacts/event-routes.js";
 import { registerJobRoutes } from "./routes/contacts/job-routes.js";
@@ -116,6 +117,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   registerMemberRoutes(app, { upstreams: deps.upstreams, sessions: deps.sessions });
   registerBillingRoutes(app, { upstreams: deps.upstreams, publicUrl: config.PUBLIC_URL });
   registerContactRoutes(app, { upstreams: deps.upstreams });
+  registerContactExportRoute(app, { upstreams: deps.upstreams });
   registerEventRoutes(app, { upstreams: deps.upstreams });
   await registerJobRoutes(app, { upstreams: deps.upstreams });
   registerSegmentRoutes(app, { upstreams: deps.upstreams });

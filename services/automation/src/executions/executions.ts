@@ -11,6 +11,9 @@ import { startExecution } from "../engine/start-execution.js";
 export type ExecutionRow = NonNullable<Awaited<ReturnType<Db["workflowExecution"]["findFirst"]>>>;
 export type StepRunRow = NonNullable<Awaited<ReturnType<Db["workflowStepRun"]["findFirst"]>>>;
 
+/** Executions per message of a contact's export. */
+const exportPage = { fallback: 100, max: 500 };
+
 const maxPage = 100;
 
 /** Cancels, in the caller's transaction, active executions and their queued or waiting step runs. */
@@ -124,6 +127,33 @@ export function createExecutions(deps: { db: Db; contacts: Client<typeof Contact
     },
 
     get: execution,
+
+    /**
+     * One contact's executions of every workflow of the project, newest first, each with its step runs (oldest first)
+     * and its workflow's name, a page at a time, for its data export (GET /contacts/:id/export): read by
+     * workflow_executions_project_id_contact_id_idx. An erased contact's executions name no contact and are never found.
+     */
+    async *exportForContact(projectId: string, contactId: string, pageSize: number) {
+      if (!projectId || !contactId) return;
+      const take = pageSize <= 0 ? exportPage.fallback : Math.min(Math.trunc(pageSize), exportPage.max);
+      let before: { startedAt: Date; id: string } | undefined;
+      for (;;) {
+        const page = await db.workflowExecution.findMany({
+          where: {
+            projectId,
+            contactId,
+            ...(before ? { OR: [{ startedAt: { lt: before.startedAt } }, { startedAt: before.startedAt, id: { lt: before.id } }] } : {}),
+          },
+          orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+          take,
+          include: { steps: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] }, workflow: { select: { name: true } } },
+        });
+        if (page.length > 0) yield page;
+        const last = page.at(-1);
+        if (!last || page.length < take) return;
+        before = { startedAt: last.startedAt, id: last.id };
+      }
+    },
 
     async cancel(projectId: string, workflowId: string, executionId: string) {
       const found = await execution(projectId, workflowId, executionId);

@@ -96,6 +96,12 @@ export function createWorkflowsRpc(deps: {
       });
       return { executions: page.executions.map(executionToProto), nextCursor: page.nextCursor, total: BigInt(page.total) };
     },
+    async *exportContactExecutions(request) {
+      for await (const page of executions.exportForContact(request.projectId, request.contactId, request.pageSize)) {
+        yield { executions: page.map((row) => ({ execution: executionToProto(row), workflowName: row.workflow.name })) };
+      }
+    },
+
     async getExecution(request) {
       return { execution: executionToProto(await executions.get(request.projectId, request.workflowId, request.executionId)) };
     },

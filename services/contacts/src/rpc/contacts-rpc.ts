@@ -7,15 +7,27 @@ import type {
   UpsertContactRequest,
   UpsertContactResponseSchema,
 } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import type { ContactExportPart } from "../contacts/contact-export.js";
 import type { Contacts } from "../contacts/contacts.js";
 import type { Fields } from "../contacts/fields.js";
 import { variablesOf } from "../domain/contact-data.js";
-import { contactOrderFromProto, contactToProto, fieldToProto, jsonToValue, sourceFromProto, usageToProto } from "./proto-mapping.js";
+import {
+  contactOrderFromProto,
+  contactToProto,
+  eventToProto,
+  fieldToProto,
+  jsonToValue,
+  segmentMembershipToProto,
+  sourceFromProto,
+  usageToProto,
+} from "./proto-mapping.js";
 
 export function createContactsRpc(deps: {
   info: ServiceInfo;
   contacts: Contacts;
   fields: Fields;
+  /** exportContact bound to the service's database. */
+  exportContact: (projectId: string, contactId: string, pageSize: number) => AsyncGenerator<ContactExportPart>;
   logger: Logger;
 }): ServiceImpl<typeof ContactsService> {
   const { contacts, fields } = deps;
@@ -52,6 +64,14 @@ export function createContactsRpc(deps: {
         data: request.data,
       });
       return { contact: contactToProto(contact) };
+    },
+
+    async *exportContact(request) {
+      for await (const part of deps.exportContact(request.projectId, request.contactId, request.pageSize)) {
+        if (part.case === "contact") yield { part: { case: "contact", value: contactToProto(part.value) } };
+        else if (part.case === "events") yield { part: { case: "events", value: { events: part.value.map(eventToProto) } } };
+        else yield { part: { case: "segments", value: { memberships: part.value.map(segmentMembershipToProto) } } };
+      }
     },
 
     async deleteContact(request) {

@@ -1,6 +1,6 @@
 import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
-import { ContactSort, SortDirection } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
+import { ContactSort, SegmentMembershipSchema, SortDirection } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { type EventName, EventNameSchema } from "@herald/proto/herald/contacts/v1/events_service_pb";
 import {
   BulkAction,
@@ -17,6 +17,7 @@ import {
   type Usage,
   UsageSchema,
 } from "@herald/proto/herald/contacts/v1/resources_pb";
+import type { SegmentMembership } from "../contacts/contact-export.js";
 import type { FieldDescriptor } from "../contacts/fields.js";
 import type { BulkJobRow, BulkAction as DomainBulkAction } from "../db/bulk-jobs.js";
 import type { ContactRow } from "../db/contacts.js";
@@ -86,6 +87,14 @@ export const eventToProto = (event: EventRow): Event =>
     contactEmail: event.contactEmail,
     data: event.data,
     createdAt: timestamp(event.createdAt),
+  });
+
+export const segmentMembershipToProto = (membership: SegmentMembership) =>
+  create(SegmentMembershipSchema, {
+    segmentId: membership.segmentId,
+    name: membership.name,
+    type: membership.type,
+    ...(membership.memberSince ? { memberSince: timestamp(membership.memberSince) } : {}),
   });
 
 export const eventNameToProto = (name: EventNameCount): EventName =>

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { validationFailed } from "@herald/errors";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { suppressedAmong } from "../db/emails.js";
 import { domainOfAddress, type EmailInput, type MailboxInput, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import type { Emails } from "../emails/emails.js";
@@ -66,8 +65,7 @@ export function createCampaignSends(deps: { db: Db; pool: pg.Pool; emails: Email
           { field: `emails[${bad}].contact_id`, message: "must be a contact's uuid", code: "invalid" },
         ]);
       }
-      const suppressed = await suppressedAmong(
-        pool,
+      const suppressed = await deps.emails.suppressedAmong(
         batch.emails.map((email) => ({ projectId, toEmail: normaliseAddress(email.to) })),
       );
       const kept = batch.emails.filter((email) => !suppressed.has(`${projectId} ${normaliseAddress(email.to)}`));

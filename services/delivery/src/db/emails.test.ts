@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
-import { newEmailRow, nodesOf, plansOf } from "../test-support/query-plans.js";
+import { newEmailRow } from "../test-support/query-plans.js";
 import { claimDueEmails, insertEmails, type NewEmailRow } from "./emails.js";
 
 describe("claiming due emails", () => {

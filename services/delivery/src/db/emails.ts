@@ -118,17 +118,6 @@ export async function insertEmails(
 export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailRow | null> =>
   db.email.findFirst({ where: { projectId, id } });
 
-/** Which of these (project, address) pairs are suppressed, as `project address` strings. On pg: every send and every claim asks. */
-export async function suppressedAmong(pool: pg.Pool, rows: ReadonlyArray<{ projectId: string; toEmail: string }>): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const { rows: found } = await pool.query<{ projectId: string; email: string }>(
-    `SELECT s.project_id::text AS "projectId", s.email FROM suppressions s
-     JOIN unnest($1::uuid[], $2::text[]) AS asked(project_id, email) ON s.project_id = asked.project_id AND s.email = asked.email`,
-    [rows.map((row) => row.projectId), rows.map((row) => row.toEmail)],
-  );
-  return new Set(found.map((row) => `${row.projectId} ${row.email}`));
-}
-
 /** What one claim may take of the bulk lane: `limit` emails at most, its round of projects starting after `cursor`. */
 export interface BulkClaim {
   limit: number;

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, type TestDatabase } from "@herald/testing";
+import { createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { emailActivityEvent } from "../events/email-activity-outbox.js";
-import { newEmailRow, nodesOf, plansOf } from "../test-support/query-plans.js";
+import { newEmailRow } from "../test-support/query-plans.js";
 import { claimDueEmails, type EmailRow, insertEmails } from "./emails.js";
 import { createOutcomesPool, type OutcomeWrite, recordOutcomes } from "./outcomes.js";
 

@@ -30,7 +30,7 @@ export interface OutcomeWrite {
   emailId: string;
   outcome: SendingOutcome;
   event: EmailActivityEvent;
-  suppress?: { projectId: string; email: string; detail: string };
+  suppress?: { projectId: string; email: string; emailHash: Buffer; detail: string };
 }
 
 /**
@@ -82,11 +82,12 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       RETURNING e.id
     ),
     suppressed AS (
-      INSERT INTO suppressions (project_id, email, reason, detail, email_id)
-      SELECT s.project_id, s.email, 'bounce', s.detail, s.email_id
-      FROM unnest($8::uuid[], $9::text[], $10::text[], $11::uuid[]) AS s(project_id, email, detail, email_id)
+      INSERT INTO suppressions (project_id, email, email_hash, reason, detail, email_id)
+      SELECT s.project_id, s.email, s.email_hash, 'bounce', s.detail, s.email_id
+      FROM unnest($8::uuid[], $9::text[], $10::text[], $11::uuid[], $30::bytea[]) AS s(project_id, email, detail, email_id, email_hash)
       JOIN moved ON moved.id = s.email_id
-      ON CONFLICT (project_id, email) DO NOTHING
+      -- Either the address or its hash (an erased contact's suppression keeps only the hash) already suppressed.
+      ON CONFLICT DO NOTHING
     ),
     published AS (
       INSERT INTO outbox_events (event_id, topic, key, payload, headers)
@@ -134,6 +135,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       activity.map((row) => row.workflowId),
       activity.map((row) => row.category),
       activity.map((row) => row.occurredAt),
+      suppressions.map((write) => write.suppress?.emailHash),
     ],
   };
 }

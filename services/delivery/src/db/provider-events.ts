@@ -1,3 +1,4 @@
+import type { AddressHash } from "../domain/address-hash.js";
 import type { EmailActivityFacts } from "../events/email-activity-outbox.js";
 import type { ProviderEmailEvent } from "../feedback/email-events.js";
 import type { Tx } from "./emails.js";
@@ -46,16 +47,22 @@ export async function applyProviderEvent(
   return rows[0];
 }
 
-/** The project stops sending to these addresses: `bounce` or `complaint`, kept with the provider's words. */
+/**
+ * The project stops sending to these addresses: `bounce` or `complaint`, kept with the provider's words and the keyed
+ * hash of each address. An address already suppressed (by itself, or by its hash alone after its contact's erasure) stays as it was.
+ */
 export async function suppressAddresses(
   tx: Tx,
+  addressHash: AddressHash,
   email: EmailActivityFacts,
   addresses: readonly string[],
   reason: "bounce" | "complaint",
   detail: string,
 ): Promise<void> {
+  const hashes = addresses.map((address) => addressHash(address).toString("hex"));
   await tx.$executeRaw`
-    INSERT INTO suppressions (project_id, email, reason, detail, email_id)
-    SELECT ${email.projectId}::uuid, address, ${reason}, ${detail}, ${email.id}::uuid FROM unnest(${[...addresses]}::text[]) AS a(address)
-    ON CONFLICT (project_id, email) DO NOTHING`;
+    INSERT INTO suppressions (project_id, email, email_hash, reason, detail, email_id)
+    SELECT ${email.projectId}::uuid, a.address, decode(a.hash, 'hex'), ${reason}, ${detail}, ${email.id}::uuid
+    FROM unnest(${[...addresses]}::text[], ${hashes}::text[]) AS a(address, hash)
+    ON CONFLICT DO NOTHING`;
 }

@@ -2,8 +2,10 @@ import { type BackgroundLoop, contextOfTraceParent, createBackgroundLoop, type L
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, suppressedAmong } from "../db/emails.js";
+import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails } from "../db/emails.js";
+import { suppressedAmong } from "../db/suppressions.js";
 import { heldForSuspensionMs, suspendedAmong } from "../db/suspended-projects.js";
+import type { AddressHash } from "../domain/address-hash.js";
 import { isDestinationDeferral } from "../domain/destinations.js";
 import { domainOfAddress } from "../domain/email-input.js";
 import { bulkAllowance, firstBulkCursor, laneOf, nextBulkCursor } from "../domain/lanes.js";
@@ -27,6 +29,8 @@ export interface DispatcherOptions {
   db: Db;
   /** Connections without Prisma, for the claims and the suppression checks. */
   pool: pg.Pool;
+  /** The keyed hash suppressions are looked up and written by. */
+  addressHash: AddressHash;
   /** The connection outcomes are recorded on (createOutcomesPool). */
   outcomesPool: pg.Pool;
   logger: Logger;
@@ -153,7 +157,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Records an outcome and its event; resolves once written (or given up on). */
   const record = async (row: EmailRow, outcome: SendOutcome): Promise<void> => {
-    await outcomes.record(outcomeWriteOf(row, outcome));
+    await outcomes.record(outcomeWriteOf(row, outcome, options.addressHash));
     options.onRecorded?.(outcome);
   };
 
@@ -173,7 +177,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Sends or records the claimed rows, and puts back those held for their project's rate or their destination; answers how many were held. */
   async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<{ held: number; soonestMs: number }> {
     const [suppressed, suspended, keys, destinations] = await Promise.all([
-      suppressedAmong(options.pool, rows),
+      suppressedAmong(options.pool, options.addressHash, rows),
       suspendedAmong(
         options.pool,
         rows.map((row) => row.projectId),

@@ -4,9 +4,11 @@ import { DomainError, validationFailed } from "@herald/errors";
 import { currentTraceParent } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { type EmailRow, findEmail, type NewEmailRow, suppressedAmong } from "../db/emails.js";
+import { type EmailRow, findEmail, type NewEmailRow } from "../db/emails.js";
 import { capStandings } from "../db/monthly-usage.js";
+import { suppressedAmong } from "../db/suppressions.js";
 import { suspendedAmong } from "../db/suspended-projects.js";
+import type { AddressHash } from "../domain/address-hash.js";
 import { type CapExceeded, type CapStanding, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
 import { domainOfAddress, type EmailCategory, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
@@ -120,6 +122,8 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
 export function createEmails(deps: {
   db: Db;
   pool: pg.Pool;
+  /** The keyed hash suppressions are looked up by. */
+  addressHash: AddressHash;
   nudgeDispatcher?: () => void;
   links?: EmailLinks;
   /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
@@ -135,10 +139,10 @@ export function createEmails(deps: {
   // Concurrent checks (of /v1/send above all) share one query; each call looks for its own addresses in the answer.
   const suppressionChecks = createGroupCommit<Array<{ projectId: string; toEmail: string }>, Set<string>>({
     async writeBatch(calls) {
-      const found = await suppressedAmong(deps.pool, calls.flat());
+      const found = await suppressedAmong(deps.pool, deps.addressHash, calls.flat());
       return calls.map(() => found);
     },
-    writeAlone: (rows) => suppressedAmong(deps.pool, rows),
+    writeAlone: (rows) => suppressedAmong(deps.pool, deps.addressHash, rows),
   });
 
   // Concurrent cap checks (of /v1/send) share one query too.
@@ -235,6 +239,9 @@ export function createEmails(deps: {
     enqueueAll,
 
     refuseSuppressed,
+
+    /** Which of these (project, lower-case address) pairs are suppressed, as `project address` strings. */
+    suppressedAmong: (rows: Array<{ projectId: string; toEmail: string }>): Promise<Set<string>> => suppressionChecks.write(rows),
 
     refuseOverCap,
 

@@ -2,6 +2,7 @@ import type { Logger } from "@herald/platform";
 import type pg from "pg";
 import type { EmailRow } from "../db/emails.js";
 import { type OutcomeWrite, recordOutcomes } from "../db/outcomes.js";
+import type { AddressHash } from "../domain/address-hash.js";
 import { reasonOf, type SendOutcome } from "../domain/send-outcome.js";
 import { emailActivityEvent } from "../events/email-activity-outbox.js";
 
@@ -24,14 +25,16 @@ export interface OutcomeWriter {
 }
 
 /** One claimed email's outcome as recordOutcomes writes it: the status change, its event, and the suppression a bounce adds. */
-export function outcomeWriteOf(row: EmailRow, outcome: SendOutcome): OutcomeWrite {
+export function outcomeWriteOf(row: EmailRow, outcome: SendOutcome, addressHash: AddressHash): OutcomeWrite {
   const { event, suppressAddress, ...change } = outcome;
   return {
     emailId: row.id,
     outcome: change,
     // The dispatcher's bounce is the relay's refusal of the handed-over email: no email.sent came before it.
     event: emailActivityEvent(event, row, { reason: reasonOf(change), ...(event === "email.bounce" ? { refusedAtHandover: true } : {}) }),
-    ...(suppressAddress ? { suppress: { projectId: row.projectId, email: row.toEmail, detail: reasonOf(change) } } : {}),
+    ...(suppressAddress
+      ? { suppress: { projectId: row.projectId, email: row.toEmail, emailHash: addressHash(row.toEmail), detail: reasonOf(change) } }
+      : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from "../db/client.js";
 import { applyProviderEvent, recordNotification, suppressAddresses } from "../db/provider-events.js";
+import type { AddressHash } from "../domain/address-hash.js";
 import { isId } from "../domain/ids.js";
 import { type EmailActivityType, writeEmailActivity } from "../events/email-activity-outbox.js";
 
@@ -28,7 +29,7 @@ export type EmailEventRecorder = ReturnType<typeof createEmailEventRecorder>;
  * the activity event is written with its outbox row. False when it was a repeat or names no
  * email of this deployment.
  */
-export function createEmailEventRecorder(deps: { db: Db; nudgeOutbox: () => void }) {
+export function createEmailEventRecorder(deps: { db: Db; addressHash: AddressHash; nudgeOutbox: () => void }) {
   return {
     async record(consumer: string, reportId: string, event: ProviderEmailEvent): Promise<boolean> {
       const emailId = event.emailId && isId(event.emailId) ? event.emailId : undefined;
@@ -38,7 +39,14 @@ export function createEmailEventRecorder(deps: { db: Db; nudgeOutbox: () => void
         if (!email) return false;
         if (event.suppress) {
           const addresses = event.recipients.length > 0 ? event.recipients : [email.toEmail];
-          await suppressAddresses(tx, email, addresses, event.type === "email.complaint" ? "complaint" : "bounce", event.reason);
+          await suppressAddresses(
+            tx,
+            deps.addressHash,
+            email,
+            addresses,
+            event.type === "email.complaint" ? "complaint" : "bounce",
+            event.reason,
+          );
         }
         await writeEmailActivity(tx, event.type, email, { reason: event.reason, occurredAt: event.occurredAt });
         return true;

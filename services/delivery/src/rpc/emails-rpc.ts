@@ -10,13 +10,18 @@ import {
   EmailStatus,
   type EmailsService,
   type EnqueueEmailRequest,
+  ExportedEmailSchema,
   type SendEmailRequest,
   type SendEmailResponseSchema,
 } from "@herald/proto/herald/delivery/v1/emails_service_pb";
+import type { ActivityRow } from "../db/activity.js";
+import type { ExportedEmailRow } from "../db/contact-export.js";
 import type { EmailRow } from "../db/emails.js";
 import type { EmailCategory, EmailInput, EmailStatus as StatusName } from "../domain/email-input.js";
+import type { ContactEmailsPart, exportContactEmails } from "../emails/contact-export.js";
 import type { Emails } from "../emails/emails.js";
 import type { Sends } from "../sends/sends.js";
+import { activityToProto } from "./activity-rpc.js";
 
 const statusToProto: Record<StatusName, EmailStatus> = {
   PENDING: EmailStatus.PENDING,
@@ -103,7 +108,13 @@ function inputOf(request: EnqueueEmailRequest): EmailInput {
   };
 }
 
-export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Logger }): ServiceImpl<typeof EmailsService> {
+export function createEmailsRpc(deps: {
+  emails: Emails;
+  sends: Sends;
+  /** exportContactEmails bound to the service's database. */
+  exportContactEmails: (request: Parameters<typeof exportContactEmails>[1]) => AsyncGenerator<ContactEmailsPart>;
+  logger: Logger;
+}): ServiceImpl<typeof EmailsService> {
   const { emails, sends } = deps;
 
   async function sendEmail(request: SendEmailRequest): Promise<MessageInitShape<typeof SendEmailResponseSchema>> {
@@ -163,5 +174,45 @@ export function createEmailsRpc(deps: { emails: Emails; sends: Sends; logger: Lo
     async getEmail(request) {
       return { email: emailToProto(await emails.get(request.projectId, request.id)) };
     },
+
+    async *exportContactEmails(request) {
+      const parts = deps.exportContactEmails({
+        projectId: request.projectId,
+        contactId: request.contactId,
+        email: request.email,
+        pageSize: request.pageSize,
+      });
+      for await (const part of parts) {
+        yield part.case === "emails" ? { emails: part.value.map(exportedEmailToProto) } : { received: part.value.map(activityToProto) };
+      }
+    },
   };
 }
+
+const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
+
+const exportedEmailToProto = (email: ExportedEmailRow & { activity: ActivityRow[] }) =>
+  create(ExportedEmailSchema, {
+    id: email.id,
+    toEmail: email.toEmail,
+    toName: email.toName ?? "",
+    fromEmail: email.fromEmail,
+    fromName: email.fromName ?? "",
+    replyTo: email.replyTo ?? "",
+    subject: email.subject,
+    html: email.html,
+    headers: email.headers,
+    attachments: email.attachments.map((attachment) => ({ ...attachment, size: BigInt(attachment.size) })),
+    category: email.category,
+    status: email.status,
+    templateId: email.templateId ?? "",
+    campaignId: email.campaignId ?? "",
+    workflowId: email.workflowId ?? "",
+    messageId: email.messageId,
+    lastError: email.lastError ?? "",
+    createdAt: timestampFromDate(email.createdAt),
+    sentAt: optionalTimestamp(email.sentAt),
+    openedAt: optionalTimestamp(email.openedAt),
+    clickedAt: optionalTimestamp(email.clickedAt),
+    activity: email.activity.map(activityToProto),
+  });

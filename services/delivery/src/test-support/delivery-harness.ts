@@ -21,6 +21,7 @@ import type pg from "pg";
 import { createEmailRetentionSettings, type EmailRetentionSettings } from "../activity/retention.js";
 import { createDb, type Db } from "../db/client.js";
 import { createOutcomesPool } from "../db/outcomes.js";
+import { createAddressHash } from "../domain/address-hash.js";
 import { createDestinations } from "../emails/destinations.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
@@ -43,6 +44,9 @@ import { createVerification } from "../verification/verification.js";
 import { createSnsSigner, type SnsSigner, testTopicArn } from "./sns-signer.js";
 
 export const testEncryptionKey = Buffer.alloc(32, 7);
+
+/** Signs the harness's links and keys its suppressions' address hashes. */
+export const testLinkSigningSecret = "delivery harness link signing secret, 32+ characters";
 
 const logger = createLogger({ name: "delivery-test", level: "silent" });
 
@@ -103,9 +107,11 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const records = new Map<string, string>();
   const keys = await generateDkimKeyPair();
 
+  const addressHash = createAddressHash(testLinkSigningSecret);
   const emails = createEmails({
     db,
     pool,
+    addressHash,
     nudgeDispatcher: () => {
       for (const dispatcher of dispatchers) dispatcher.nudge();
     },
@@ -113,7 +119,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const renders = createRenderPool(0);
   // SendEmail and the recipient pages need the contacts service, which this harness does not run: the e2e tests cover them.
   const contacts = createRpcClient(ContactsService, { baseUrl: "http://127.0.0.1:9", retries: 0 });
-  const tokens = createLinkTokens("delivery harness link signing secret, 32+ characters");
+  const tokens = createLinkTokens(testLinkSigningSecret);
   const templates = createTemplates({ db, renders });
   // Never trusted (no listener): every send asks the database.
   const verifiedSenders = createVerifiedSenderCache(db);
@@ -152,14 +158,14 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     }),
     tracking: createTracking({ db, tokens, contacts, nudgeOutbox: () => {} }),
     sesNotifications: createSesNotifications({
-      events: createEmailEventRecorder({ db, nudgeOutbox: () => {} }),
+      events: createEmailEventRecorder({ db, addressHash, nudgeOutbox: () => {} }),
       topicArns: new Set([testTopicArn]),
       certificateOf: async () => sns.publicKey,
       confirm: async (url) => {
         confirmedSubscriptions.push(url.href);
       },
     }),
-    verification: createVerification({ pool, lookupDomain: createDomainFactsLookup(resolver) }),
+    verification: createVerification({ pool, addressHash, lookupDomain: createDomainFactsLookup(resolver) }),
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
 
@@ -178,6 +184,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       const dispatcher = createDispatcher({
         db,
         pool,
+        addressHash,
         outcomesPool,
         logger,
         provider,

@@ -3,7 +3,8 @@ import { validationFailed } from "@herald/errors";
 import freeEmailDomains from "free-email-domains";
 import mailchecker from "mailchecker";
 import type pg from "pg";
-import { suppressedAmong } from "../db/emails.js";
+import { suppressedAmong } from "../db/suppressions.js";
+import type { AddressHash } from "../domain/address-hash.js";
 import { domainOfAddress, isEmailAddress, normaliseAddress } from "../domain/email-input.js";
 import { requireProjectId } from "../domain/ids.js";
 import type { DomainFactsLookup } from "./domain-facts.js";
@@ -159,7 +160,7 @@ function verdictOf(reasons: readonly VerificationReason[]): Verdict {
  * It never connects to the address's mail servers: probing mailboxes over SMTP gets a sender
  * listed, and catch-all domains accept every address anyway.
  */
-export function createVerification(deps: { pool: pg.Pool; lookupDomain: DomainFactsLookup }): Verification {
+export function createVerification(deps: { pool: pg.Pool; addressHash: AddressHash; lookupDomain: DomainFactsLookup }): Verification {
   return {
     async verify(projectId, given) {
       requireProjectId(projectId);
@@ -183,7 +184,7 @@ export function createVerification(deps: { pool: pg.Pool; lookupDomain: DomainFa
           : unreachable
             ? { exchange: { kind: "none" } as const, exists: false, hasWebsite: false }
             : deps.lookupDomain(asciiDomain),
-        suppressedAmong(deps.pool, [{ projectId, toEmail: email }]).then((found) => found.size > 0),
+        suppressedAmong(deps.pool, deps.addressHash, [{ projectId, toEmail: email }]).then((found) => found.size > 0),
       ]);
       const { exchange } = facts;
       const disposable = isDisposableDomain(asciiDomain || domain);

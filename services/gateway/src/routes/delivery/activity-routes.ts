@@ -1,45 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { type Activity, TimeseriesInterval } from "@herald/proto/herald/delivery/v1/activity_service_pb";
+import { TimeseriesInterval } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { badQuery, iso, limitOf, Nullable } from "../shared-schemas.js";
-
-const ActivitySchema = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  emailId: Type.String(),
-  contactId: Nullable(Type.String()),
-  recipient: Type.String(),
-  url: Nullable(Type.String()),
-  reason: Nullable(Type.String()),
-  campaignId: Nullable(Type.String()),
-  workflowId: Nullable(Type.String()),
-  category: Type.String(),
-  createdAt: Type.String(),
-  /** email.received: its Subject, the address it came from, and our email it answers; null otherwise. */
-  subject: Nullable(Type.String()),
-  sender: Nullable(Type.String()),
-  inReplyTo: Nullable(Type.String()),
-});
-
-const toActivityJson = (activity: Activity) => ({
-  id: activity.id,
-  type: activity.type,
-  emailId: activity.emailId,
-  contactId: activity.contactId || null,
-  recipient: activity.recipient,
-  url: activity.url || null,
-  reason: activity.reason || null,
-  campaignId: activity.campaignId || null,
-  workflowId: activity.workflowId || null,
-  category: activity.category,
-  createdAt: iso(activity.occurredAt) ?? "",
-  subject: activity.type === "email.received" ? activity.subject : null,
-  sender: activity.sender || null,
-  inReplyTo: activity.inReplyToEmailId || null,
-});
+import { ActivitySchema, toActivityJson } from "./activity-json.js";
 
 const Counts = {
   total: Type.Integer(),
