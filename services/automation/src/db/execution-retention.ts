@@ -20,8 +20,8 @@ export async function workflowsWithExecutions(db: Db): Promise<string[]> {
  */
 export async function expireExecutions(db: Db, workflowId: string, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`
-    DELETE FROM workflow_executions WHERE id IN (
-      SELECT id FROM workflow_executions
+    DELETE FROM workflow_executions WHERE (project_id, id) IN (
+      SELECT project_id, id FROM workflow_executions
       WHERE workflow_id = ${workflowId}::uuid AND started_at < ${before} AND finished_at < ${before}
       LIMIT ${limit}
     )`;

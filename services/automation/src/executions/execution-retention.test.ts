@@ -41,7 +41,7 @@ describe("execution retention", () => {
           contactId,
         },
       });
-      await db.workflowEntrant.create({ data: { workflowId: workflow.id, contactId } });
+      await db.workflowEntrant.create({ data: { projectId, workflowId: workflow.id, contactId } });
       return created.id;
     };
     const old = await execution(randomUUID(), ago(40), ago(39));
