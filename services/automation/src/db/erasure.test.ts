@@ -52,7 +52,7 @@ describe("erasing a contact from automation", () => {
       [stepId],
     );
     await pool.query(
-      "INSERT INTO workflow_entrants (workflow_id, contact_id) SELECT DISTINCT workflow_id, contact_id FROM workflow_executions",
+      "INSERT INTO workflow_entrants (project_id, workflow_id, contact_id) SELECT DISTINCT project_id, workflow_id, contact_id FROM workflow_executions",
     );
     await pool.query("ANALYZE workflow_executions; ANALYZE workflow_step_runs; ANALYZE workflow_entrants");
 

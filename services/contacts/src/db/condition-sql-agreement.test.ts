@@ -166,7 +166,7 @@ describe("compiled SQL against PostgreSQL", () => {
     ],
     [
       "an event window",
-      /events_(contact_id|project_id_name)_created_at_id_idx/,
+      /events_(p\d{6}_)?(contact_id|project_id_name)_created_at_id_idx/,
       { field: "event.signup", operator: "triggeredWithin", value: 1, unit: "days" },
       "c.project_id = $1 AND ",
     ],

@@ -120,8 +120,13 @@ describe("erasing a contact from delivery", () => {
       if (!plan) throw new Error(`auto_explain reported no plan of the UPDATE of ${table}`);
       return plan;
     };
-    const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
-    const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan");
+    // A month partition's index is named after its parent's, with the month (email_activity_p202611_project_id_…), and
+    // the one on lower(sender) after its expression.
+    const partitionIndex = (name: string) =>
+      name.replace(/^email_activity_p\d{6}_/, "email_activity_").replace(/_project_id_lower_idx$/, "_project_id_sender_idx");
+    const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [partitionIndex(node["Index Name"])] : []));
+    // A month's partition with no rows yet (the months created ahead) is read whole at no cost: it has no page to read.
+    const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan" && Number(node["Total Cost"]) > 0);
     for (const table of ["emails", "email_activity", "suppressions"]) expect(seqScans(planOf(table)), table).toEqual([]);
     expect(indexesOf(planOf("emails"))).toEqual(
       expect.arrayContaining(["emails_project_id_contact_id_created_at_idx", "emails_project_id_to_email_created_at_idx"]),
