@@ -28,9 +28,13 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
   let page: Page;
   const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
   const go = (hash: string) => page.goto(`${stack.gatewayUrl}/app/#${hash}`);
-  /** axe-core on the page as it stands: no serious or critical violation. */
+  /**
+   * axe-core on the page as it stands: no serious or critical violation. The preview's frame holds the email being
+   * written, not the dashboard, and runs no script (sandbox=""): axe cannot run in it, and Chromium 156.0.8078.108
+   * leaves axe's call into it unanswered instead of refusing it, so it is left out.
+   */
   const expectAccessible = async () => {
-    const results = await new AxeBuilder({ page }).analyze();
+    const results = await new AxeBuilder({ page }).exclude("iframe.preview-frame").analyze();
     const bad = results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
     expect(bad.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([]);
   };

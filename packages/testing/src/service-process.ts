@@ -16,11 +16,20 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Ports this process handed out: a stack starts its services at once, and a port picked for one is still free (its
+ * service is not listening yet) when the next is picked, so it must not be picked twice.
+ */
+const handedOut = new Set<number>();
+
 /** A port that was free a moment ago, outside the range of outgoing connections; good enough for processes started by tests. */
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 100; tries++) {
     const port = quietPorts.from + Math.floor(Math.random() * (quietPorts.to - quietPorts.from));
-    if (await isFree(port)) return port;
+    if (!handedOut.has(port) && (await isFree(port))) {
+      handedOut.add(port);
+      return port;
+    }
   }
   return new Promise((resolve, reject) => {
     const server = createServer();
