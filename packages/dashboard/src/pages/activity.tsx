@@ -1,6 +1,7 @@
 import { lazy, Suspense } from "react";
 import { api, orThrow } from "../api";
-import { formatDate, Headings, Loading, Page, percent } from "../components/ui";
+import { TopCampaignsTable, TopEventsTable } from "../components/top-tables";
+import { formatDate, Headings, Loading, Page } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -24,35 +25,11 @@ export default function Activity(_: PageProps) {
       <div className="split">
         <section aria-labelledby="top-campaigns">
           <h2 id="top-campaigns">Top campaigns</h2>
-          <table>
-            <Headings names={["Campaign", "Sent", "Opened", "Clicked"]} />
-            <tbody>
-              {topCampaigns.data?.data.map((campaign) => (
-                <tr key={campaign.campaignId}>
-                  <td>
-                    <a href={`#/campaigns/${campaign.campaignId}`}>{campaign.name}</a>
-                  </td>
-                  <td>{campaign.sent}</td>
-                  <td>{percent(campaign.openRate)}</td>
-                  <td>{percent(campaign.clickRate)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TopCampaignsTable campaigns={topCampaigns.data?.data ?? []} />
         </section>
         <section aria-labelledby="top-events">
           <h2 id="top-events">Top events</h2>
-          <table>
-            <Headings names={["Event", "Count"]} />
-            <tbody>
-              {topEvents.data?.events.map((event) => (
-                <tr key={event.name}>
-                  <td>{event.name}</td>
-                  <td>{event.count}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TopEventsTable events={topEvents.data?.events ?? []} />
         </section>
       </div>
       <h2>Feed</h2>

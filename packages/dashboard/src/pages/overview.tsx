@@ -1,5 +1,6 @@
 import { lazy, Suspense } from "react";
 import { api, orThrow } from "../api";
+import { TopCampaignsTable, TopEventsTable } from "../components/top-tables";
 import { CopyButton, formatDate, Headings, Loading, Page, percent } from "../components/ui";
 import { useLoad } from "../hooks";
 import { navigate, routeQuery } from "../router";
@@ -155,21 +156,7 @@ export default function Overview({ project }: PageProps) {
               No campaign has been sent yet. <a href="#/campaigns">Write one</a> to a segment of your contacts.
             </p>
           ) : (
-            <table>
-              <Headings names={["Campaign", "Sent", "Opened", "Clicked"]} />
-              <tbody>
-                {topCampaigns.data?.data.map((campaign) => (
-                  <tr key={campaign.campaignId}>
-                    <td>
-                      <a href={`#/campaigns/${campaign.campaignId}`}>{campaign.name}</a>
-                    </td>
-                    <td>{campaign.sent}</td>
-                    <td>{percent(campaign.openRate)}</td>
-                    <td>{percent(campaign.clickRate)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <TopCampaignsTable campaigns={topCampaigns.data?.data ?? []} />
           )}
         </section>
         <section aria-labelledby="overview-events">
@@ -177,17 +164,7 @@ export default function Overview({ project }: PageProps) {
           {topEvents.data && topEvents.data.events.length === 0 ? (
             <p className="hint">No event tracked yet: send them with POST /v1/track and your public key below.</p>
           ) : (
-            <table>
-              <Headings names={["Event", "Count"]} />
-              <tbody>
-                {topEvents.data?.events.map((event) => (
-                  <tr key={event.name}>
-                    <td>{event.name}</td>
-                    <td>{event.count}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <TopEventsTable events={topEvents.data?.events ?? []} />
           )}
         </section>
       </div>
