@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { createEnvelope, encodeEnvelope, partitionKeyOf, topics } from "@herald/kafka";
 import { ContactChangeSchema } from "@herald/proto/herald/events/v1/contact_change_pb";
+import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
 import { EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { createTestKafka, testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
 import { simpleParser } from "mailparser";
@@ -297,6 +298,53 @@ describe("erasing a contact reaches every service (GDPR Article 17)", () => {
     // The endpoint is still told of it, once; then the message's log forgets the contact.
     await waitUntil(async () => receiver.received("/late").some((request) => request.body.includes(emailId)), { timeoutMs: 60_000 });
     await clean([address, contactId]);
+  }, 180_000);
+
+  it("an event about the contact that reaches automation after its erasure starts no workflow", async () => {
+    const eventName = `late-${randomUUID().slice(0, 8)}`;
+    const workflow = await workflowBuilder(call, key).create({
+      eventName,
+      steps: [{ ref: "update", type: "UPDATE_CONTACT", config: { data: { reached: true } } }],
+    });
+    const erasedAddress = uniqueEmail("late-event");
+    const liveAddress = uniqueEmail("late-event-live");
+    const contactOf = async (email: string) =>
+      (await call<{ data: { contact: string } }>("POST", "/v1/track", { key: project.publicKey, body: { email, event: "seen" } })).body.data
+        .contact;
+    const erasedId = await contactOf(erasedAddress);
+    const liveId = await contactOf(liveAddress);
+    expect((await call("DELETE", `/contacts/${erasedId}`, { key })).status).toBe(204);
+    await clean([erasedAddress, erasedId]);
+
+    // The erased contact's event, written before the erasure but late on its topic, then a live contact's, on one
+    // partition: once the live contact's execution exists, the erased contact's event was handled before it.
+    const kafka = createTestKafka(kafkaBrokers);
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      const messages = [
+        [erasedId, erasedAddress],
+        [liveId, liveAddress],
+      ].map(([contactId, email]) => {
+        const envelope = createEnvelope({
+          type: eventName,
+          projectId: project.id,
+          contactId,
+          source: "contacts",
+          payloadSchema: ContactEventSchema,
+          payload: create(ContactEventSchema, { eventId: randomUUID(), contactEmail: email }),
+        });
+        return { key: partitionKeyOf(envelope), value: Buffer.from(encodeEnvelope(envelope)), partition: 0 };
+      });
+      await producer.send({ topic: topics.contactEvents, messages });
+    } finally {
+      await producer.disconnect();
+    }
+    const executions = async () =>
+      (await call<{ data: Array<{ contactId: string }> }>("GET", `/workflows/${workflow.id}/executions`, { key })).body.data;
+    await waitUntil(async () => (await executions()).some((execution) => execution.contactId === liveId), { timeoutMs: 60_000 });
+    expect((await executions()).map((execution) => execution.contactId)).toEqual([liveId]);
+    await clean([erasedAddress, erasedId]);
   }, 180_000);
 
   it("POST /contacts/bulk-delete erases too", async () => {

@@ -5,6 +5,7 @@ export interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
   "Index Name"?: string;
+  "Total Cost"?: number;
   Plans?: PlanNode[];
 }
 

@@ -1,4 +1,5 @@
 import type { JsonObject as ProtoJson } from "@bufbuild/protobuf";
+import { erasedContactsAmong } from "@herald/db";
 import { createEventConsumer, type EventEnvelope, payloadOf, topics } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event_pb";
@@ -6,6 +7,7 @@ import { EmailActivitySchema } from "@herald/proto/herald/events/v1/email_activi
 import type { Kafka } from "kafkajs";
 import type { Db, Tx } from "../db/client.js";
 import { isProjectStopped } from "../db/stopped-projects.js";
+import { isId } from "../domain/ids.js";
 import type { JsonObject } from "../domain/step-config.js";
 import { startExecution } from "../engine/start-execution.js";
 import type { TriggerIndex } from "../engine/trigger-index.js";
@@ -91,8 +93,17 @@ export function createTriggerConsumer(options: {
     logger: options.logger,
     accepts: (event) => mayTrigger(event, options.index),
     handleChunk: async (events, tx) => {
+      // An event about a contact erased before it got here starts nothing and wakes nothing (docs/decisions.md).
+      const erased = await erasedContactsAmong(
+        tx,
+        "automation",
+        events.filter((event) => isId(event.projectId)).map((event) => ({ projectId: event.projectId, contactId: event.contactId })),
+      );
       let queued = false;
-      for (const event of events) queued = (await applyTriggerEvent(tx, event, options.index)) || queued;
+      for (const event of events) {
+        if (erased.has(`${event.projectId} ${event.contactId}`)) continue;
+        queued = (await applyTriggerEvent(tx, event, options.index)) || queued;
+      }
       // The runner polls too: a nudge that comes before this transaction commits costs one idle interval at most.
       if (queued) setTimeout(options.nudgeRunner, 20);
     },

@@ -1,8 +1,8 @@
+import { markErasedContact } from "@herald/db";
 import { createContactErasureConsumer, type EventConsumer } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
-import { markErasedContact } from "../db/erased-contacts.js";
 import { eraseContactFromMessages } from "../db/messages.js";
 import { isId } from "../domain/ids.js";
 
@@ -24,7 +24,7 @@ export function createContactErasureConsumerOfWebhooks(deps: {
     groupId: deps.groupId ?? contactErasureGroupId,
     isId,
     erase: async (erasure, tx) => {
-      await markErasedContact(tx, erasure.projectId, erasure.contactId);
+      await markErasedContact(tx, "webhooks", erasure.projectId, erasure.contactId);
       const messages = await eraseContactFromMessages(tx, erasure);
       deps.logger.info({ projectId: erasure.projectId, ...messages }, "erased a deleted contact from webhook messages");
     },

@@ -1,8 +1,8 @@
+import { erasedContactsAmong } from "@herald/db";
 import { createEventConsumer, type EventConsumer, type TransactionalClient } from "@herald/kafka";
 import type { LoadingCache, Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
-import { erasedContactsAmong } from "../db/erased-contacts.js";
 import { insertMessages, type NewMessage, type Tx } from "../db/messages.js";
 import { newMessageId } from "../domain/endpoint-input.js";
 import { subscribes } from "../domain/event-types.js";
@@ -57,6 +57,7 @@ export function createFactConsumer(deps: {
       // A fact about a contact erased before it got here goes out as any message waiting at the erasure does: once.
       const erased = await erasedContactsAmong(
         tx,
+        "webhooks",
         events
           .filter((envelope) => envelope.contactId)
           .map((envelope) => ({ projectId: envelope.projectId, contactId: envelope.contactId })),

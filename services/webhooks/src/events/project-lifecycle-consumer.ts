@@ -1,9 +1,9 @@
+import { forgetProjectErasures } from "@herald/db";
 import { createProjectWipeConsumer, type EventConsumer } from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import type { Kafka } from "kafkajs";
 import type { Db } from "../db/client.js";
 import { deleteProjectEndpoints } from "../db/endpoints.js";
-import { forgetProjectErasures } from "../db/erased-contacts.js";
 import { isId } from "../domain/ids.js";
 
 export const projectLifecycleGroupId = "webhooks.project-lifecycle";
