@@ -1,4 +1,4 @@
-import { type BackgroundLoop, createBackgroundLoop, type Logger } from "@herald/platform";
+import { type BackgroundLoop, createBackgroundLoop, expireInBatches, type Logger } from "@herald/platform";
 import type { Db } from "../db/client.js";
 import { expireExecutions, workflowsWithExecutions } from "../db/execution-retention.js";
 
@@ -16,12 +16,8 @@ export async function runExecutionRetention(deps: { db: Db; days: number }, now 
   const before = new Date(now.getTime() - deps.days * dayMs);
   let expired = 0;
   for (const workflowId of await workflowsWithExecutions(deps.db)) {
-    for (;;) {
-      if (signal?.aborted) return expired;
-      const deleted = await expireExecutions(deps.db, workflowId, before, expiryBatchSize);
-      expired += deleted;
-      if (deleted < expiryBatchSize) break;
-    }
+    if (signal?.aborted) break;
+    expired += await expireInBatches(expiryBatchSize, () => expireExecutions(deps.db, workflowId, before, expiryBatchSize), signal);
   }
   return expired;
 }

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Logger, settleItems } from "@herald/platform";
+import { type Logger, type RetentionSetting, settleItems } from "@herald/platform";
 import { RetentionWindowSchema } from "@herald/proto/herald/common/v1/retention_pb";
 import {
   type EventsService,
@@ -9,11 +9,11 @@ import {
   type TrackEventResponse,
   TrackEventResponseSchema,
 } from "@herald/proto/herald/contacts/v1/events_service_pb";
-import type { EventRetentionSetting, EventRetentionSettings } from "../tracking/event-retention.js";
+import type { EventRetentionSettings } from "../tracking/event-retention.js";
 import type { Events } from "../tracking/events.js";
 import { eventNameToProto, eventToProto, usageToProto } from "./proto-mapping.js";
 
-const retentionToProto = (setting: EventRetentionSetting) =>
+const retentionToProto = (setting: RetentionSetting) =>
   create(RetentionWindowSchema, {
     days: setting.days,
     custom: setting.custom,

@@ -2,7 +2,9 @@ import { maintainTimePartitions } from "@herald/db";
 import {
   type BackgroundLoop,
   createBackgroundLoop,
+  expireInBatches,
   type Logger,
+  type RetentionSetting,
   type RetentionWindow,
   retentionOutOfBounds,
   retentionViolation,
@@ -43,12 +45,11 @@ export async function runEventRetention(deps: EventRetentionDeps, now = new Date
   let expiredEvents = partitions.expired;
   for (const project of await projectsWithEvents(deps.db)) {
     const before = new Date(now.getTime() - (project.eventsDays ?? deps.window.defaultDays) * dayMs);
-    for (;;) {
-      if (signal?.aborted) break;
-      const deleted = await expireProjectEvents(deps.db, project.projectId, before, expiryBatchSize);
-      expiredEvents += deleted;
-      if (deleted < expiryBatchSize) break;
-    }
+    expiredEvents += await expireInBatches(
+      expiryBatchSize,
+      () => expireProjectEvents(deps.db, project.projectId, before, expiryBatchSize),
+      signal,
+    );
   }
   const result = { createdPartitions: partitions.created, droppedPartitions: partitions.dropped, expiredEvents };
   if (partitions.created.length > 0 || partitions.dropped.length > 0 || expiredEvents > 0) deps.logger.info(result, "event retention");
@@ -69,23 +70,16 @@ export function createEventRetention(deps: EventRetentionDeps & { intervalMs: nu
   });
 }
 
-/** A project's window as GET /settings/retention shows it. */
-export interface EventRetentionSetting {
-  days: number;
-  custom: boolean;
-  window: RetentionWindow;
-}
-
 export interface EventRetentionSettings {
-  get(projectId: string): Promise<EventRetentionSetting>;
+  get(projectId: string): Promise<RetentionSetting>;
   /** Within the deployment's bounds (RETENTION_OUT_OF_BOUNDS otherwise); undefined returns to the default. */
-  set(projectId: string, days: number | undefined): Promise<EventRetentionSetting>;
+  set(projectId: string, days: number | undefined): Promise<RetentionSetting>;
   /** The first instant of the project's window: older events are expired, whether or not deleted yet. */
   since(projectId: string, now: Date): Promise<Date>;
 }
 
 export function createEventRetentionSettings(deps: { db: Db; window: RetentionWindow; changed: () => void }): EventRetentionSettings {
-  const settingOf = (days: number | undefined): EventRetentionSetting => ({
+  const settingOf = (days: number | undefined): RetentionSetting => ({
     days: days ?? deps.window.defaultDays,
     custom: days !== undefined,
     window: deps.window,

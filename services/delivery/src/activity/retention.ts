@@ -3,7 +3,9 @@ import type { FieldViolation } from "@herald/errors";
 import {
   type BackgroundLoop,
   createBackgroundLoop,
+  expireInBatches,
   type Logger,
+  type RetentionSetting,
   type RetentionWindow,
   retentionOutOfBounds,
   retentionViolation,
@@ -47,16 +49,6 @@ export interface EmailRetentionResult {
   expiredActivity: number;
 }
 
-async function inBatches(signal: AbortSignal | undefined, batch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (;;) {
-    if (signal?.aborted) return total;
-    const changed = await batch();
-    total += changed;
-    if (changed < expiryBatchSize) return total;
-  }
-}
-
 /**
  * One pass of the lifecycle of delivery's data: email_activity's monthly partitions ahead are created and the months
  * past RETENTION_ACTIVITY_MAX_DAYS dropped whole; then, per project, content past its content window is emptied,
@@ -82,9 +74,21 @@ export async function runEmailRetention(deps: EmailRetentionDeps, now = new Date
   for (const project of await projectsWithEmailData(db)) {
     const content = ago(project.emailContentDays ?? windows.content.defaultDays);
     const activity = ago(project.activityDays ?? windows.activity.defaultDays);
-    result.expiredContent += await inBatches(signal, () => expireEmailContent(db, project.projectId, content, expiryBatchSize));
-    result.expiredActivity += await inBatches(signal, () => expireActivity(db, project.projectId, activity, expiryBatchSize));
-    result.expiredEmails += await inBatches(signal, () => expireEmails(db, project.projectId, activity, expiryBatchSize));
+    result.expiredContent += await expireInBatches(
+      expiryBatchSize,
+      () => expireEmailContent(db, project.projectId, content, expiryBatchSize),
+      signal,
+    );
+    result.expiredActivity += await expireInBatches(
+      expiryBatchSize,
+      () => expireActivity(db, project.projectId, activity, expiryBatchSize),
+      signal,
+    );
+    result.expiredEmails += await expireInBatches(
+      expiryBatchSize,
+      () => expireEmails(db, project.projectId, activity, expiryBatchSize),
+      signal,
+    );
   }
   const changed =
     partitions.created.length + partitions.dropped.length + result.expiredContent + result.expiredActivity + result.expiredEmails;
@@ -104,13 +108,6 @@ export function createEmailRetention(deps: EmailRetentionDeps & { intervalMs: nu
       return "idle" as const;
     },
   });
-}
-
-/** One kind's window as GET /settings/retention shows it. */
-export interface RetentionSetting {
-  days: number;
-  custom: boolean;
-  window: RetentionWindow;
 }
 
 export interface EmailRetentionSetting {

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { RetentionSetting } from "@herald/platform";
 import { RetentionWindowSchema } from "@herald/proto/herald/common/v1/retention_pb";
 import {
   type Activity,
@@ -10,7 +11,7 @@ import {
   TimeseriesInterval,
 } from "@herald/proto/herald/delivery/v1/activity_service_pb";
 import type { Activity as ActivityFeed } from "../activity/activity.js";
-import type { EmailRetentionSetting, EmailRetentionSettings, RetentionSetting } from "../activity/retention.js";
+import type { EmailRetentionSetting, EmailRetentionSettings } from "../activity/retention.js";
 import type { ActivityRow } from "../db/activity.js";
 
 export const activityToProto = (row: ActivityRow): Activity =>
