@@ -3,14 +3,15 @@ import { useLoad } from "../hooks";
 import { Headings, Loading } from "./ui";
 
 /** A rate as the guard's messages write it: 12.5 %, 0.075 %. */
-const percent = (rate: number | null | undefined) =>
+export const guardPercent = (rate: number | null | undefined) =>
   rate === null || rate === undefined ? "—" : `${Number((rate * 100).toPrecision(3))} %`;
 
 const remedy =
   "Remove addresses that bounce and contacts who did not ask for your mail, and send only to people who opted in. " +
   "A suspended project is re-enabled by the operator of this Herald deployment.";
 
-function useSecurity(projectId: string) {
+/** The project's security state (GET /users/@me/projects/:id/security): the guard's rates, levels, warning and suspension. */
+export function useSecurity(projectId: string) {
   return useLoad(
     async () => orThrow(await api.GET("/users/@me/projects/{id}/security", { params: { path: { id: projectId } } })).data,
     [projectId],
@@ -52,9 +53,9 @@ export function ReputationSection(props: { projectId: string }) {
       {state ? (
         <>
           <p>
-            Over the last {state.window.days} days ({state.window.sent} emails): bounce rate {percent(state.window.bounceRate)}, complaint
-            rate {percent(state.window.complaintRate)}. Over 30 days: {state.sent} sent, {state.bounced} bounced, {state.complained}{" "}
-            complaints.
+            Over the last {state.window.days} days ({state.window.sent} emails): bounce rate {guardPercent(state.window.bounceRate)},
+            complaint rate {guardPercent(state.window.complaintRate)}. Over 30 days: {state.sent} sent, {state.bounced} bounced,{" "}
+            {state.complained} complaints.
           </p>
           <p>{state.suspended ? `Suspended: ${state.suspensionReason}.` : "Sending is allowed."}</p>
           <h3>Suspensions</h3>
@@ -69,8 +70,8 @@ export function ReputationSection(props: { projectId: string }) {
                     <td>{suspension.suspendedAt ? new Date(suspension.suspendedAt).toLocaleString() : "—"}</td>
                     <td>{suspension.liftedAt ? new Date(suspension.liftedAt).toLocaleString() : "still in force"}</td>
                     <td>{suspension.reason}</td>
-                    <td>{percent(suspension.bounceRate)}</td>
-                    <td>{percent(suspension.complaintRate)}</td>
+                    <td>{guardPercent(suspension.bounceRate)}</td>
+                    <td>{guardPercent(suspension.complaintRate)}</td>
                     <td>{suspension.liftedBy ?? "—"}</td>
                   </tr>
                 ))}

@@ -1,5 +1,6 @@
 import { lazy, Suspense } from "react";
 import { api, orThrow } from "../api";
+import { guardPercent, useSecurity } from "../components/reputation";
 import { TopCampaignsTable, TopEventsTable } from "../components/top-tables";
 import { CopyButton, formatDate, Headings, Loading, Page, percent } from "../components/ui";
 import { useLoad } from "../hooks";
@@ -28,9 +29,6 @@ function totalsOf(buckets: ReadonlyArray<Record<string, string | number>>): Tota
 
 const rateOf = (count: number, sent: number) => (sent === 0 ? 0 : count / sent);
 
-/** A level as the guard's messages write it, to three significant figures: 5 %, 0.075 %. */
-const levelPercent = (rate: number | undefined) => (rate === undefined ? "—" : `${Number((rate * 100).toPrecision(3))} %`);
-
 /** A rate against the reputation guard's levels: fine, past the warning level, or past the suspension level. */
 function standing(rate: number, warn: number | undefined, suspend: number | undefined): "ok" | "warn" | "danger" {
   if (suspend !== undefined && suspend > 0 && rate >= suspend) return "danger";
@@ -48,10 +46,7 @@ export default function Overview({ project }: PageProps) {
     async () => orThrow(await api.GET("/analytics/timeseries", { params: { query: { from: firstDayOf(days), interval: "day" } } })).data,
     [project.id, days],
   );
-  const security = useLoad(
-    async () => orThrow(await api.GET("/users/@me/projects/{id}/security", { params: { path: { id: project.id } } })).data,
-    [project.id],
-  );
+  const security = useSecurity(project.id);
   const topCampaigns = useLoad(
     async () => orThrow(await api.GET("/analytics/top-campaigns", { params: { query: { metric: "sent", limit: "5" } } })).data,
     [project.id],
@@ -128,7 +123,7 @@ export default function Overview({ project }: PageProps) {
                   </dd>
                   {level && warn !== undefined ? (
                     <dd className="hint">
-                      Warning at {levelPercent(warn)}, suspension at {levelPercent(suspend)}
+                      Warning at {guardPercent(warn)}, suspension at {guardPercent(suspend)}
                       {state === "ok" ? "" : state === "warn" ? ": past the warning level" : ": past the suspension level"}
                     </dd>
                   ) : null}
