@@ -47,9 +47,12 @@ describe("delivery stopped in the middle of a 2,000-email burst", () => {
         SEND_CONCURRENCY: String(concurrency),
         // Crash safety, not destination limits (their own tests are in emails/lanes.test.ts): the whole burst goes to one domain.
         SEND_DESTINATIONS: '{"default": {"concurrency": 10000, "ratePerSecond": 1000000}}',
-        // A killed process's claims lapse after the lease: short here so that the test does not wait two minutes.
-        SEND_LEASE_MS: "4000",
-        SEND_TIMEOUT_MS: "2000",
+        // A killed process's claims lapse after the lease: shorter than the default two minutes, and no longer than the
+        // 30 s a restart after a kill waits for Kafka anyway. Not much shorter: a send the sink is slow to accept on a
+        // loaded machine (a CI run's load average reaches 30) times out and is retried, or outlives its lease and is
+        // claimed again, and both send it twice, as they would in production with a relay that slow.
+        SEND_LEASE_MS: "20000",
+        SEND_TIMEOUT_MS: "10000",
         SEND_RETRY_BASE_MS: "200",
         SEND_RETRY_MAX_MS: "1000",
       },
@@ -106,7 +109,10 @@ describe("delivery stopped in the middle of a 2,000-email burst", () => {
   /** Stops delivery once a quarter of the burst arrived, starts it again, and waits for every recipient. */
   async function stopMidBurstAndRestart(run: string, signal: NodeJS.Signals, restartTimeoutMs?: number): Promise<number> {
     await waitUntil(async () => copiesByRecipient(run).size >= burst / 4, { timeoutMs: 60_000, describe: () => "the burst did not start" });
+    const stopping = Date.now();
     const exitCode = await delivery?.stop(signal);
+    const slowSteps = (delivery?.output() ?? "").split("\n").filter((line) => line.includes("shutdown step was slow"));
+    console.log(`${signal}: delivery ended ${Date.now() - stopping} ms after the signal`, ...slowSteps);
     const arrivedAtStop = copiesByRecipient(run).size;
     expect(arrivedAtStop).toBeLessThan(burst);
     if (signal === "SIGTERM") expect(exitCode).toBe(0);

@@ -7,11 +7,14 @@ const logger = new URL("../dist/logger.js", import.meta.url).href;
 /** Node starts slowly on a shared, loaded machine: a bound on the process, not a timing assertion. */
 const timeout = 120_000;
 
-/** Runs a process that calls onShutdown as every main.ts does, then `after`; resolves with its exit code and output. */
-function runProcess(after: string): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs a process that calls onShutdown as every main.ts does, with the given steps (source text), then `after`;
+ * resolves with its exit code and output.
+ */
+function runProcess(after: string, steps = "[]"): Promise<{ code: number | null; output: string }> {
   const script = `import { onShutdown } from ${JSON.stringify(shutdown)};
     import { createLogger } from ${JSON.stringify(logger)};
-    onShutdown(createLogger({ name: "shutdown-test" }), []);
+    onShutdown(createLogger({ name: "shutdown-test" }), ${steps});
     ${after}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
@@ -34,6 +37,35 @@ const fatalLines = (output: string) =>
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as { level: number; msg: string; origin?: string; err?: { message: string } })
     .filter((line) => line.level === 60);
+
+describe("onShutdown", () => {
+  it(
+    "runs the steps in order on SIGTERM, a group's steps together, a failed step not stopping the rest, and exits with 0",
+    async () => {
+      const step = (name: string, ms: number, fails = false) =>
+        `async () => { console.log("${name} starts"); await new Promise((done) => setTimeout(done, ${ms})); ${fails ? `throw new Error("${name} failed");` : ""} console.log("${name} ends"); }`;
+      const steps = `[${step("first", 10)}, [${step("slow", 300)}, ${step("quick", 50, true)}, ${step("middle", 150)}], ${step("last", 10)}]`;
+      const { code, output } = await runProcess(
+        // The interval keeps the process up for the signal, as a service's server does.
+        `setInterval(() => {}, 1000); setTimeout(() => process.kill(process.pid, "SIGTERM"), 10);`,
+        steps,
+      );
+      expect(code).toBe(0);
+      expect(output.split("\n").filter((line) => / (starts|ends)$/.test(line))).toEqual([
+        "first starts",
+        "first ends",
+        "slow starts",
+        "quick starts",
+        "middle starts",
+        "middle ends",
+        "slow ends",
+        "last starts",
+        "last ends",
+      ]);
+    },
+    timeout,
+  );
+});
 
 describe("exitOnUncaughtErrors (installed by onShutdown)", () => {
   it(

@@ -89,7 +89,8 @@ export function spawnService(options: { name: string; entry: string; env: NodeJS
     exited,
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      // Longer than a process's own shutdown budget (onShutdown's 15 s), so that its own timer, not this one, ends a slow stop.
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
       const code = await exited;
       clearTimeout(timer);
       return code;

@@ -195,10 +195,7 @@ try {
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
-    () => triggers.stop(),
-    () => projectStatus.stop(),
-    () => erasure.stop(),
-    () => changes.stop(),
+    [() => triggers.stop(), () => projectStatus.stop(), () => erasure.stop(), () => changes.stop()],
     () => runner.stop(),
     () => executionRetention.stop(),
     () => renders.close(),

@@ -88,8 +88,7 @@ try {
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
-    () => emailActivity.stop(),
-    () => accountMail.stop(),
+    [() => emailActivity.stop(), () => accountMail.stop()],
     () => relay.stop(),
     closeDatabase,
     () => databaseProbe.close(),

@@ -127,9 +127,7 @@ try {
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
-    () => facts.stop(),
-    () => lifecycle.stop(),
-    () => erasure.stop(),
+    [() => facts.stop(), () => lifecycle.stop(), () => erasure.stop()],
     () => dispatcher.stop(),
     closeDatabase,
     () => databaseProbe.close(),
