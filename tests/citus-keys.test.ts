@@ -9,21 +9,15 @@ const { stack } = inject("herald");
  * key between two distributed tables to hold it on both sides; Herald's own rule is stricter: the key leads with it.
  */
 const distributed: Record<string, readonly string[]> = {
-  contacts: ["contacts", "events", "segment_members", "contact_count_deltas"],
-  delivery: ["emails", "email_activity", "suppressions", "monthly_usage"],
+  contacts: ["contacts", "events", "segment_members", "contact_count_deltas", "event_counts", "event_count_deltas"],
+  delivery: ["emails", "email_activity", "suppressions", "monthly_usage", "activity_counts", "activity_count_deltas"],
   automation: ["workflow_executions", "workflow_step_runs", "workflow_entrants"],
   campaigns: ["campaign_engagements"],
   webhooks: ["messages"],
 };
 
 /** The keys docs/scaling.md lists as not yet changed ("What remains"). A key fixed leaves this list with its fix. */
-const notYet = [
-  "contacts.contacts.contacts_pkey",
-  "contacts.events.events_contact_id_fkey",
-  "contacts.events.events_pkey",
-  "delivery.email_activity.email_activity_pkey",
-  "delivery.emails.emails_pkey",
-];
+const notYet = ["contacts.contacts.contacts_pkey", "delivery.emails.emails_pkey"];
 
 describe("keys of the tables distributed by project (docs/scaling.md)", () => {
   let pool: pg.Pool;

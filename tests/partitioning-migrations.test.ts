@@ -80,8 +80,8 @@ describe("the migrations that partition events and email_activity, on a database
         "SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conrelid = 'events'::regclass ORDER BY conname",
       );
       expect(keys.map((row) => row.definition)).toEqual([
-        "FOREIGN KEY (contact_id) REFERENCES contacts(id) ON UPDATE CASCADE ON DELETE CASCADE",
-        "PRIMARY KEY (id, created_at)",
+        "FOREIGN KEY (project_id, contact_id) REFERENCES contacts(project_id, id) ON UPDATE CASCADE ON DELETE CASCADE",
+        "PRIMARY KEY (project_id, created_at, id)",
       ]);
       const { rows: indexes } = await pool.query<{ indexname: string }>(
         "SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY 1",
@@ -89,7 +89,6 @@ describe("the migrations that partition events and email_activity, on a database
       expect(indexes.map((row) => row.indexname)).toEqual([
         "events_contact_id_created_at_id_idx",
         "events_pkey",
-        "events_project_id_created_at_id_idx",
         "events_project_id_name_created_at_id_idx",
       ]);
       // The contact's deletion still takes its events, in every partition.
@@ -130,7 +129,7 @@ describe("the migrations that partition events and email_activity, on a database
       const { rows } = await pool.query<{ definition: string }>(
         "SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conrelid = 'email_activity'::regclass AND contype = 'p'",
       );
-      expect(rows.map((row) => row.definition)).toEqual(["PRIMARY KEY (id, occurred_at)"]);
+      expect(rows.map((row) => row.definition)).toEqual(["PRIMARY KEY (project_id, occurred_at, id)"]);
     } finally {
       await pool.end();
     }

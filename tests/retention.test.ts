@@ -177,4 +177,76 @@ describe("expiry", () => {
     expect((await call<{ sentCount: number }>("GET", `/campaigns/${campaignId}`, { key })).body.sentCount).toBe(1);
     expect((await call<{ total: number }>("GET", "/contacts", { key })).body.total).toBe(contactsBefore);
   }, 180_000);
+
+  it("counts no expired event or activity in stats, names and types, before the expiry pass deletes them", async () => {
+    const owner = await signUp(call, "retention-stats");
+    const quiet = await createProject(call, owner.cookie, "Expired, not yet deleted");
+    const quietDomain = (await verifiedDomain(call, dns, quiet.secretKey, "expired-stats")).domain;
+    const countOf = async (sql: string) => Number((await pool.query(sql, [quiet.id])).rows[0]?.n ?? 0);
+    const age = (sql: string) => pool.query(sql, [quiet.id]);
+    for (const event of ["canary", "stale", "fresh"]) {
+      const tracked = await call("POST", "/v1/track", { key: quiet.publicKey, body: { email: uniqueEmail(event), event } });
+      expect(tracked.status).toBe(200);
+    }
+    const [canary, stale] = [uniqueEmail("canary-mail"), uniqueEmail("stale-mail")];
+    for (const to of [canary, stale]) {
+      const sent = await call("POST", "/v1/send", {
+        key: quiet.secretKey,
+        body: { to, from: `hello@${quietDomain}`, subject: "Soon expired", body: "<p>Hello</p>" },
+      });
+      expect(sent.status).toBe(200);
+    }
+    const activityOf = (to: string) =>
+      `project_id = $1 AND email_id IN (SELECT id FROM delivery.emails WHERE project_id = $1 AND to_email = '${to}')`;
+    const activityCount = (to: string) => countOf(`SELECT count(*) AS n FROM delivery.email_activity WHERE ${activityOf(to)}`);
+    const ageActivity = (to: string) => age(`UPDATE delivery.email_activity SET occurred_at = ${daysAgo(40)} WHERE ${activityOf(to)}`);
+    await eventually(
+      async () =>
+        (await countOf(`SELECT count(*) AS n FROM delivery.email_activity WHERE ${activityOf(stale)} AND type = 'email.sent'`)) > 0,
+    );
+    await eventually(
+      async () =>
+        (await countOf(`SELECT count(*) AS n FROM delivery.email_activity WHERE ${activityOf(canary)} AND type = 'email.sent'`)) > 0,
+    );
+
+    // The canaries, aged past the windows the project then sets, show that the pass a new window runs at once is over.
+    await age(`UPDATE contacts.events SET created_at = ${daysAgo(40)} WHERE project_id = $1 AND name = 'canary'`);
+    await ageActivity(canary);
+    expect(
+      (
+        await call("PUT", "/settings/retention", {
+          key: quiet.secretKey,
+          body: { trackedEventsDays: 30, emailContentDays: 30, activityDays: 30 },
+        })
+      ).status,
+    ).toBe(200);
+    await eventually(
+      async () => (await countOf("SELECT count(*) AS n FROM contacts.events WHERE project_id = $1 AND name = 'canary'")) === 0,
+    );
+    await eventually(async () => (await activityCount(canary)) === 0);
+
+    // Now aged past the windows, with the next pass an hour away: still stored, and counted nowhere.
+    await age(`UPDATE contacts.events SET created_at = ${daysAgo(40)} WHERE project_id = $1 AND name = 'stale'`);
+    await ageActivity(stale);
+    expect(await countOf("SELECT count(*) AS n FROM contacts.events WHERE project_id = $1 AND name = 'stale'")).toBe(1);
+    const staleActivity = await activityCount(stale);
+    expect(staleActivity).toBeGreaterThan(0);
+
+    const get = async <T>(path: string) => (await call<T>("GET", path, { key: quiet.secretKey })).body;
+    expect(await get("/events/stats")).toMatchObject({ total: 1, last30Days: 1, distinctNames: 1, contactsWithEvents: 1 });
+    expect((await get<{ names: Array<{ name: string }> }>("/events/names")).names.map((row) => row.name)).toEqual(["fresh"]);
+    expect(await get("/events")).toMatchObject({ data: [expect.objectContaining({ name: "fresh" })], total: 1 });
+    const stats = await get<{ total: number; emails: { sent: number } }>("/activity/stats");
+    expect(stats.total).toBe(0);
+    expect(stats.emails.sent).toBe(0);
+    expect((await get<{ types: unknown[] }>("/activity/types")).types).toEqual([]);
+    expect((await get<{ count: number }>("/activity/recent-count?hours=8784")).count).toBe(0);
+    const series = await get<{ buckets: Array<{ sent: number }> }>(
+      `/analytics/timeseries?from=${new Date(Date.now() - 60 * 86_400_000).toISOString()}`,
+    );
+    expect(series.buckets.reduce((sum, bucket) => sum + bucket.sent, 0)).toBe(0);
+
+    // The check above was made before the deletion it must not depend on.
+    expect(await activityCount(stale)).toBe(staleActivity);
+  }, 180_000);
 });

@@ -1,5 +1,6 @@
 export * from "./database-probe.js";
 export * from "./database-url.js";
+export * from "./day-counts.js";
 export * from "./erased-contacts.js";
 export * from "./group-commit.js";
 export * from "./migrations.js";

@@ -15,7 +15,7 @@ import {
 } from "@herald/platform";
 import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { loadConfig } from "./config.js";
-import { createContactCountFolding } from "./contacts/contact-count-folding.js";
+import { createCountFolding } from "./contacts/count-folding.js";
 import { createKnownFields } from "./contacts/known-fields.js";
 import { prismaClientOn } from "./db/client.js";
 import { contactChangesTopic } from "./events/contact-change-outbox.js";
@@ -63,7 +63,7 @@ try {
     intervalMs: config.SEGMENT_EVALUATION_INTERVAL_MS,
     settleMs: config.SEGMENT_SETTLE_MS,
   });
-  const countFolding = createContactCountFolding({ db, logger });
+  const countFolding = createCountFolding({ db, logger });
   const eventRetentionWindow = retentionWindowOf(config, "EVENTS");
   const eventRetention = createEventRetention({
     db,
@@ -134,12 +134,8 @@ try {
   onShutdown(logger, [
     () => readiness.stop(),
     () => server.close(),
-    () => lifecycle.stop(),
-    () => emailActivity.stop(),
-    () => worker.stop(),
-    () => membershipWatch.stop(),
-    () => countFolding.stop(),
-    () => eventRetention.stop(),
+    [() => lifecycle.stop(), () => emailActivity.stop()],
+    [() => worker.stop(), () => membershipWatch.stop(), () => countFolding.stop(), () => eventRetention.stop()],
     () => relay.stop(),
     () => database.close(),
     () => databaseProbe.close(),

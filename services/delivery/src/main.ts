@@ -16,6 +16,7 @@ import {
 import { ContactsService } from "@herald/proto/herald/contacts/v1/contacts_service_pb";
 import { createRenderPool } from "@herald/rendering/pool";
 import pg from "pg";
+import { createActivityCountFolding } from "./activity/activity-count-folding.js";
 import { createEmailRetention, createEmailRetentionSettings } from "./activity/retention.js";
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
@@ -247,6 +248,7 @@ try {
   });
   const retentionWindows = { content: retentionWindowOf(config, "EMAIL_CONTENT"), activity: retentionWindowOf(config, "ACTIVITY") };
   const emailRetention = createEmailRetention({ db, pool, logger, windows: retentionWindows, intervalMs: config.RETENTION_INTERVAL_MS });
+  const activityCountFolding = createActivityCountFolding({ db, logger });
   const server = build({
     db,
     logger,
@@ -301,6 +303,7 @@ try {
   systemMailSender.start();
   domainCheck.start();
   emailRetention.start();
+  activityCountFolding.start();
   await lifecycle.start();
   await projectStatus.start();
   await billingCaps.start();
@@ -325,19 +328,14 @@ try {
     async () => {
       await inbound?.close();
     },
-    () => domainCheck.stop(),
-    () => emailRetention.stop(),
-    () => senderDomainListener.stop(),
+    [() => domainCheck.stop(), () => emailRetention.stop(), () => activityCountFolding.stop(), () => senderDomainListener.stop()],
     // Lets the sends in flight finish and records them, before the provider closes its connections.
     () => dispatcher.stop(),
     () => systemMailSender.stop(),
     async () => {
       await provider?.close();
     },
-    () => lifecycle.stop(),
-    () => projectStatus.stop(),
-    () => billingCaps.stop(),
-    () => erasure.stop(),
+    [() => lifecycle.stop(), () => projectStatus.stop(), () => billingCaps.stop(), () => erasure.stop()],
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),

@@ -49,6 +49,6 @@ export async function recordEmailActivity(tx: Tx, records: EmailActivityRecord[]
     )
     INSERT INTO events (id, project_id, contact_id, name, data, created_at)
     SELECT id, project_id, contact_id, name, data, created_at FROM alive ORDER BY position
-    ON CONFLICT (id, created_at) DO NOTHING
+    ON CONFLICT (project_id, created_at, id) DO NOTHING
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", name`;
 }

@@ -1,3 +1,4 @@
+import { countSince, type DayCounts } from "@herald/db";
 import type { Reader } from "./client.js";
 import { Prisma } from "./generated/client.js";
 import { jsonObjectOf } from "./json.js";
@@ -54,7 +55,17 @@ export async function listEvents(db: Reader, projectId: string, options: EventPa
   return rows.map((row) => ({ ...row, data: jsonObjectOf(row.data) }));
 }
 
+/** Events per project, UTC day and name, kept by the triggers of migration 20261129130000_event_counts. */
+export const eventCounts: DayCounts = { prefix: "event", source: { table: "events", time: "created_at", key: "name" } };
+
+/**
+ * What a filter matches: from the day counts when it is the project's window, with a name or not; a contact's events
+ * (a few) are counted row by row.
+ */
 export async function countEvents(db: Reader, projectId: string, filter: EventFilter): Promise<number> {
+  if (filter.contactId === undefined && filter.since !== undefined) {
+    return countSince(db, eventCounts, projectId, filter.since, filter.name === undefined ? undefined : [filter.name]);
+  }
   const [row] = await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM events e WHERE ${filterSql(projectId, filter)}`;
   return Number(row?.n ?? 0);
 }
@@ -68,7 +79,8 @@ export interface EventStats {
   contactsWithEvents: number;
 }
 
-export async function eventStats(db: Reader, projectId: string, now: Date): Promise<EventStats> {
+/** The project's events since the start of its window (`since`): expired events count nowhere, deleted yet or not. */
+export async function eventStats(db: Reader, projectId: string, now: Date, since: Date): Promise<EventStats> {
   const day = 86_400_000;
   const [row] = await db.$queryRaw<Array<Record<keyof EventStats, bigint>>>`
     SELECT
@@ -78,7 +90,7 @@ export async function eventStats(db: Reader, projectId: string, now: Date): Prom
       count(*) FILTER (WHERE created_at > ${new Date(now.getTime() - 30 * day)}) AS "last30Days",
       count(DISTINCT name) AS "distinctNames",
       count(DISTINCT contact_id) AS "contactsWithEvents"
-    FROM events WHERE project_id = ${projectId}::uuid`;
+    FROM events WHERE project_id = ${projectId}::uuid AND created_at >= ${since}`;
   return {
     total: Number(row?.total ?? 0),
     last24Hours: Number(row?.last24Hours ?? 0),

@@ -1,4 +1,4 @@
-import { maintainTimePartitions } from "@herald/db";
+import { forgetDayCountsBefore, maintainTimePartitions } from "@herald/db";
 import {
   type BackgroundLoop,
   createBackgroundLoop,
@@ -12,6 +12,7 @@ import {
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { expireProjectEvents, projectEventsRetention, projectsWithEvents, setProjectEventsRetention } from "../db/event-retention.js";
+import { eventCounts } from "../db/events.js";
 
 const dayMs = 86_400_000;
 
@@ -41,7 +42,8 @@ export async function runEventRetention(deps: EventRetentionDeps, now = new Date
   const partitions = await maintainTimePartitions(deps.pool, [{ table: "events", column: "created_at", retainDays: deps.window.maxDays }], {
     now,
   });
-  // Rows of the default partition past the deployment's maximum went in the maintenance.
+  // Rows of the default partition past the deployment's maximum went in the maintenance, and so do their days' counts.
+  await forgetDayCountsBefore(deps.db, eventCounts, new Date(now.getTime() - deps.window.maxDays * dayMs));
   let expiredEvents = partitions.expired;
   for (const project of await projectsWithEvents(deps.db)) {
     const before = new Date(now.getTime() - (project.eventsDays ?? deps.window.defaultDays) * dayMs);

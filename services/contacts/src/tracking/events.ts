@@ -163,9 +163,12 @@ export function createEvents(deps: {
       return { events, cursor, hasMore, total };
     },
 
-    stats: (projectId) => eventStats(db, requireProjectId(projectId), new Date()),
+    async stats(projectId) {
+      const now = new Date();
+      return eventStats(db, requireProjectId(projectId), now, await deps.eventsSince(projectId, now));
+    },
 
-    names: (projectId) => countEventNames(db, requireProjectId(projectId)),
+    names: async (projectId) => countEventNames(db, requireProjectId(projectId), { since: await deps.eventsSince(projectId, new Date()) }),
 
     usage: (projectId, name) => segmentsUsingEvent(db, requireProjectId(projectId), name),
 
@@ -182,7 +185,10 @@ export function createEvents(deps: {
       return deleted;
     },
 
-    top: (projectId, options) =>
-      countEventNames(db, requireProjectId(projectId), { since: options.since, top: pageLimit(options.limit, topEventLimits) }),
+    async top(projectId, options) {
+      const window = await deps.eventsSince(requireProjectId(projectId), new Date());
+      const since = options.since && options.since > window ? options.since : window;
+      return countEventNames(db, projectId, { since, top: pageLimit(options.limit, topEventLimits) });
+    },
   };
 }

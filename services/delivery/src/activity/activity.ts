@@ -136,7 +136,9 @@ export function createActivity(deps: {
 
     async stats(projectId) {
       requireProjectId(projectId);
-      const [counts, emails] = await Promise.all([countByType(db, projectId, now()), countEmailsByOutcome(db, projectId)]);
+      const at = now();
+      const since = await deps.activitySince(projectId, at);
+      const [counts, emails] = await Promise.all([countByType(db, projectId, at, since), countEmailsByOutcome(db, projectId, since)]);
       const sum = (pick: (row: TypeCounts) => number) => counts.reduce((total, row) => total + pick(row), 0);
       const found = new Map(counts.map((row) => [row.type, row]));
       return {
@@ -166,20 +168,27 @@ export function createActivity(deps: {
 
     async recentCount(projectId, query) {
       requireProjectId(projectId);
-      const since = new Date(now().getTime() - recentWindowOf(query.windowMs));
-      return { count: await countActivitySince(db, projectId, since, activityTypesOf(query.types)), since };
+      const at = now();
+      const since = new Date(at.getTime() - recentWindowOf(query.windowMs));
+      // A window reaching past the project's activity window counts what is left of it: the rest expired.
+      const window = await deps.activitySince(projectId, at);
+      return { count: await countActivitySince(db, projectId, since > window ? since : window, activityTypesOf(query.types)), since };
     },
 
     async types(projectId) {
-      const counts = await countByType(db, requireProjectId(projectId), now());
+      const at = now();
+      const counts = await countByType(db, requireProjectId(projectId), at, await deps.activitySince(projectId, at));
       return counts.map((row) => ({ type: row.type, count: row.total, lastSeenAt: row.lastSeenAt }));
     },
 
     async timeseries(projectId, query) {
       requireProjectId(projectId);
-      const range = bucketRangeOf(query, now());
+      const at = now();
+      const range = bucketRangeOf(query, at);
+      const since = await deps.activitySince(projectId, at);
       const counts = await countPerBucket(db, projectId, {
-        from: range.from,
+        // Buckets before the window stay in the series, empty: their activity expired.
+        from: new Date(Math.max(range.from.getTime(), since.getTime())),
         to: range.to,
         bucketMs: intervalMs[range.interval],
         types: Object.values(seriesTypes),

@@ -1,4 +1,4 @@
-import { maintainTimePartitions } from "@herald/db";
+import { forgetDayCountsBefore, maintainTimePartitions } from "@herald/db";
 import type { FieldViolation } from "@herald/errors";
 import {
   type BackgroundLoop,
@@ -11,6 +11,7 @@ import {
   retentionViolation,
 } from "@herald/platform";
 import type pg from "pg";
+import { activityCounts } from "../db/activity.js";
 import type { Db } from "../db/client.js";
 import {
   expireActivity,
@@ -62,12 +63,13 @@ export async function runEmailRetention(deps: EmailRetentionDeps, now = new Date
     [{ table: "email_activity", column: "occurred_at", retainDays: windows.activity.maxDays }],
     { now },
   );
+  await forgetDayCountsBefore(db, activityCounts, new Date(now.getTime() - windows.activity.maxDays * dayMs));
   const result: EmailRetentionResult = {
     createdPartitions: partitions.created,
     droppedPartitions: partitions.dropped,
     expiredContent: 0,
     expiredEmails: 0,
-    // Rows of the default partition past the deployment's maximum went in the maintenance.
+    // Rows of the default partition past the deployment's maximum went in the maintenance, and so did their days' counts.
     expiredActivity: partitions.expired,
   };
   const ago = (days: number) => new Date(now.getTime() - days * dayMs);

@@ -1,3 +1,4 @@
+import { countSince, type DayCounts } from "@herald/db";
 import type { Db } from "./client.js";
 import type { Tx } from "./emails.js";
 import { type EmailActivity, Prisma } from "./generated/client.js";
@@ -81,11 +82,21 @@ export function listActivity(db: Db, projectId: string, query: ActivityPageQuery
   return db.$queryRaw<ActivityRow[]>(activityPageSql(projectId, query));
 }
 
-export const countActivity = (db: Db, projectId: string, filter: ActivityFilter): Promise<number> =>
-  db.emailActivity.count({ where: whereOf(projectId, filter) });
+/** Activity per project, UTC day and type, kept by the triggers of migration 20261129130000_activity_counts. */
+export const activityCounts: DayCounts = { prefix: "activity", source: { table: "email_activity", time: "occurred_at", key: "type" } };
 
+/**
+ * What a filter matches: from the day counts when it is the project's window, of some types or all; an email's or a
+ * contact's activity (a few rows) is counted row by row.
+ */
+export const countActivity = (db: Db, projectId: string, filter: ActivityFilter): Promise<number> =>
+  filter.since && !filter.emailId && !filter.contactId
+    ? countActivitySince(db, projectId, filter.since, filter.types)
+    : db.emailActivity.count({ where: whereOf(projectId, filter) });
+
+/** The activity since `since`, of these types (every type when empty), from the day counts. */
 export const countActivitySince = (db: Db, projectId: string, since: Date, types: readonly string[]): Promise<number> =>
-  db.emailActivity.count({ where: { ...whereOf(projectId, { types }), occurredAt: { gte: since } } });
+  countSince(db, activityCounts, projectId, since, types.length > 0 ? types : undefined);
 
 export interface TypeCounts {
   type: string;
@@ -96,8 +107,11 @@ export interface TypeCounts {
   lastSeenAt: Date;
 }
 
-/** Per type present in the project: all-time and recent counts, and when it last happened. */
-export async function countByType(db: Db, projectId: string, now: Date): Promise<TypeCounts[]> {
+/**
+ * Per type present in the project: counts since the start of its window (`since`; expired activity counts nowhere,
+ * deleted yet or not) and recent ones, and when it last happened.
+ */
+export async function countByType(db: Db, projectId: string, now: Date, since: Date): Promise<TypeCounts[]> {
   const day = 86_400_000;
   const rows = await db.$queryRaw<
     Array<{ type: string; total: bigint; last_24_hours: bigint; last_7_days: bigint; last_30_days: bigint; last_seen_at: Date }>
@@ -108,7 +122,7 @@ export async function countByType(db: Db, projectId: string, now: Date): Promise
       count(*) FILTER (WHERE occurred_at >= ${new Date(now.getTime() - 30 * day)}) AS last_30_days,
       max(occurred_at) AS last_seen_at
     FROM email_activity
-    WHERE project_id = ${projectId}::uuid
+    WHERE project_id = ${projectId}::uuid AND occurred_at >= ${since}
     GROUP BY type
     ORDER BY count(*) DESC, type`;
   return rows.map((row) => ({
@@ -130,8 +144,8 @@ export interface EmailCounts {
   complained: number;
 }
 
-/** Distinct emails that reached each step: repeated opens or clicks of one email count once. */
-export async function countEmailsByOutcome(db: Db, projectId: string): Promise<EmailCounts> {
+/** Distinct emails that reached each step since `since`: repeated opens or clicks of one email count once. */
+export async function countEmailsByOutcome(db: Db, projectId: string, since: Date): Promise<EmailCounts> {
   const [row] = await db.$queryRaw<Array<Record<keyof EmailCounts, bigint>>>`
     SELECT count(DISTINCT email_id) FILTER (WHERE type IN ('email.sent', 'email.bounce')) AS sent,
       count(DISTINCT email_id) FILTER (WHERE type = 'email.open') AS opened,
@@ -139,7 +153,7 @@ export async function countEmailsByOutcome(db: Db, projectId: string): Promise<E
       count(DISTINCT email_id) FILTER (WHERE type = 'email.bounce') AS bounced,
       count(DISTINCT email_id) FILTER (WHERE type = 'email.complaint') AS complained
     FROM email_activity
-    WHERE project_id = ${projectId}::uuid
+    WHERE project_id = ${projectId}::uuid AND occurred_at >= ${since}
       AND type IN ('email.sent', 'email.bounce', 'email.open', 'email.click', 'email.complaint')`;
   return {
     sent: Number(row?.sent ?? 0),
