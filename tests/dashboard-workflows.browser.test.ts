@@ -36,6 +36,9 @@ describe("the dashboard's workflow editor in a browser", { timeout: 300_000 }, (
 
   /** Drags with the mouse from a step's output handle to another step's input handle, as a user connects them. */
   const drag = async (from: Locator, to: Locator) => {
+    // The graph fits itself to the view as steps are added: both handles must have stopped moving.
+    await from.hover({ trial: true });
+    await to.hover({ trial: true });
     const start = await from.boundingBox();
     const end = await to.boundingBox();
     if (!start || !end) throw new Error("a handle is not on screen");

@@ -14,6 +14,7 @@ import {
   useEdgesState,
   useNodesState,
   useReactFlow,
+  useUpdateNodeInternals,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { useEffect, useMemo } from "react";
@@ -40,7 +41,8 @@ export interface ExecutionPosition {
   passed: ReadonlySet<string>;
 }
 
-type StepNodeData = GraphStep & { state: "current" | "passed" | "" };
+/** `outputs` in the order they sit at the step's foot. */
+type StepNodeData = GraphStep & { state: "current" | "passed" | ""; outputs: string[] };
 type StepNode = Node<StepNodeData, "step">;
 
 const nodeWidth = 220;
@@ -54,29 +56,16 @@ const wentAlong = (position: ExecutionPosition | undefined, transition: GraphTra
   [transition.fromStepId, transition.toStepId].every((stepId) => stepId === position.at || position.passed.has(stepId));
 
 /**
- * The steps from the entry on, each step's outputs in their order (yes before no): dagre orders the nodes of a rank as
- * it first meets them, so that a step's left output leads to the step on the left, and the edges do not cross.
+ * A step's outputs ordered as the steps they lead to are placed, left to right (dagre knows no handles), so that its
+ * connections do not cross; an output that leads nowhere keeps its place after them.
  */
-function inReadingOrder(steps: GraphStep[], transitions: GraphTransition[]): GraphStep[] {
-  const byId = new Map(steps.map((step) => [step.id, step]));
-  const targets = new Set(transitions.map((transition) => transition.toStepId));
-  const queue = steps.filter((step) => !targets.has(step.id));
-  const seen = new Set<string>();
-  const ordered: GraphStep[] = [];
-  for (let step = queue.shift(); step; step = queue.shift()) {
-    if (seen.has(step.id)) continue;
-    seen.add(step.id);
-    ordered.push(step);
-    const outputs = outputsOf(step.type);
-    const next = transitions
-      .filter((transition) => transition.fromStepId === step?.id)
-      .toSorted((a, b) => outputs.indexOf(a.branch ?? "") - outputs.indexOf(b.branch ?? ""));
-    for (const transition of next) {
-      const to = byId.get(transition.toStepId);
-      if (to) queue.push(to);
-    }
-  }
-  return [...ordered, ...steps.filter((step) => !seen.has(step.id))];
+function outputsLeftToRight(step: GraphStep, transitions: GraphTransition[], placed: Map<string, { x: number }>): string[] {
+  const outputs = [...outputsOf(step.type)];
+  const x = (output: string) => {
+    const to = transitions.find((transition) => transition.fromStepId === step.id && (transition.branch ?? "") === output)?.toStepId;
+    return to === undefined ? Number.POSITIVE_INFINITY : (placed.get(to)?.x ?? 0);
+  };
+  return outputs.toSorted((a, b) => x(a) - x(b) || outputs.indexOf(a) - outputs.indexOf(b));
 }
 
 /** Top to bottom, as dagre ranks the graph: a step below the ones that lead to it. */
@@ -84,12 +73,8 @@ function laidOut(steps: GraphStep[], transitions: GraphTransition[]): Map<string
   const graph = new Graph();
   graph.setGraph({ rankdir: "TB", nodesep: 40, ranksep: 70 });
   graph.setDefaultEdgeLabel(() => ({}));
-  const ordered = inReadingOrder(steps, transitions);
-  const rank = new Map(ordered.map((step, index) => [step.id, index]));
-  for (const step of ordered) graph.setNode(step.id, { width: nodeWidth, height: nodeHeight });
-  for (const transition of transitions.toSorted((a, b) => (rank.get(a.toStepId) ?? 0) - (rank.get(b.toStepId) ?? 0))) {
-    graph.setEdge(transition.fromStepId, transition.toStepId);
-  }
+  for (const step of steps) graph.setNode(step.id, { width: nodeWidth, height: nodeHeight });
+  for (const transition of transitions) graph.setEdge(transition.fromStepId, transition.toStepId);
   layout(graph);
   // dagre places a node by its centre, React Flow by its top-left corner.
   return new Map(
@@ -100,8 +85,13 @@ function laidOut(steps: GraphStep[], transitions: GraphTransition[]): Map<string
   );
 }
 
-function StepBox({ data }: NodeProps<StepNode>) {
-  const outputs = outputsOf(data.type);
+function StepBox({ id, data }: NodeProps<StepNode>) {
+  const { outputs } = data;
+  const updateNodeInternals = useUpdateNodeInternals();
+  const order = outputs.join();
+  // Outputs that change places move their handles: React Flow measures them again.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the order is what moves them.
+  useEffect(() => updateNodeInternals(id), [id, order, updateNodeInternals]);
   return (
     <div className="workflow-step" data-state={data.state || undefined} data-testid="workflow-step">
       <Handle type="target" position={Position.Top} />
@@ -157,11 +147,19 @@ export default function WorkflowGraph(props: GraphProps) {
 function Canvas(props: GraphProps) {
   const { steps, transitions, position } = props;
   const placed = useMemo(() => laidOut(steps, transitions), [steps, transitions]);
-  const { fitView } = useReactFlow();
-  // A step added or a connection changed moves the others: the whole graph is brought into view again.
+  const { fitBounds } = useReactFlow();
+  // A step added or a connection changed moves the others: the whole graph is brought into view again, from the
+  // layout's own sizes (fitView would wait for React Flow to measure the new steps).
   useEffect(() => {
-    if (placed.size > 0) void fitView(fitting);
-  }, [placed, fitView]);
+    if (placed.size === 0) return;
+    const corners = [...placed.values()];
+    const x = Math.min(...corners.map((corner) => corner.x));
+    const y = Math.min(...corners.map((corner) => corner.y));
+    const width = Math.max(...corners.map((corner) => corner.x)) + nodeWidth - x;
+    // Below the lowest steps, their outputs' labels.
+    const height = Math.max(...corners.map((corner) => corner.y)) + nodeHeight + 24 - y;
+    void fitBounds({ x, y, width, height }, { padding: fitting.padding });
+  }, [placed, fitBounds]);
   const [nodes, setNodes, onNodesChange] = useNodesState<StepNode>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
   useEffect(() => {
@@ -170,12 +168,16 @@ function Canvas(props: GraphProps) {
         id: step.id,
         type: "step",
         position: placed.get(step.id) ?? { x: 0, y: 0 },
-        data: { ...step, state: position?.at === step.id ? "current" : position?.passed.has(step.id) ? "passed" : "" },
+        data: {
+          ...step,
+          state: position?.at === step.id ? "current" : position?.passed.has(step.id) ? "passed" : "",
+          outputs: outputsLeftToRight(step, transitions, placed),
+        },
         deletable: false,
         ariaLabel: `${step.type} step ${step.name}`,
       })),
     );
-  }, [steps, placed, position, setNodes]);
+  }, [steps, transitions, placed, position, setNodes]);
   useEffect(() => {
     setEdges(
       transitions.map((transition) => ({
@@ -212,6 +214,7 @@ function Canvas(props: GraphProps) {
         fitView
         fitViewOptions={fitting}
         minZoom={0.3}
+        maxZoom={1.5}
       >
         <Background />
         <Controls showInteractive={false} />
