@@ -135,29 +135,37 @@ describe("the dashboard in a browser", { timeout: 180_000 }, () => {
     await page.getByLabel("Starts on the event").fill("browser_signup");
     await page.getByRole("button", { name: "Create the workflow" }).click();
 
-    const addStep = async (type: string, name: string, config: object) => {
+    // Each step from its form (no JSON); the graph's own test, with dragging, is dashboard-workflows.browser.test.ts.
+    const addStep = async (type: string, name: string, fill: () => Promise<void>) => {
+      await page.getByRole("button", { name: "Add a step" }).click();
       await page.getByLabel("Step type").selectOption(type);
       await page.getByLabel("Step name").fill(name);
-      await page.getByLabel("Config (JSON)").fill(JSON.stringify(config));
+      await fill();
       await page.getByRole("button", { name: "Add the step" }).click();
-      await page.locator(".steps li", { hasText: name }).waitFor();
+      await page.getByRole("heading", { name: `${type}: ${name}` }).waitFor();
     };
-    await addStep("SEND_EMAIL", "Welcome email", {
-      subject: "Welcome {{ data.firstName }}",
-      body: "<p>Welcome</p>",
-      from: `hello@${domain}`,
+    await addStep("SEND_EMAIL", "Welcome email", async () => {
+      await page.getByLabel("Template", { exact: true }).selectOption({ label: "Launch" });
+      await page.getByLabel("Subject (empty: the template's)").fill("Welcome {{ data.firstName }}");
+      await page.getByLabel("From (empty: the template's)").fill(`hello@${domain}`);
     });
-    await addStep("DELAY", "Wait a minute", { amount: 1, unit: "minutes" });
-    await addStep("UPDATE_CONTACT", "Mark welcomed", { data: { welcomed: true } });
+    await addStep("DELAY", "Wait a minute", async () => {
+      await page.getByLabel("Wait for").fill("1");
+      await page.getByLabel("Unit", { exact: true }).selectOption("minutes");
+    });
+    await addStep("UPDATE_CONTACT", "Mark welcomed", async () => {
+      await page.getByLabel("Field 1 name").fill("welcomed");
+      await page.getByLabel("Field 1 value").fill("true");
+    });
     const connect = async (from: string, to: string) => {
-      await page.getByLabel("From", { exact: true }).selectOption({ label: from });
-      await page.getByLabel("To", { exact: true }).selectOption({ label: to });
-      await page.getByRole("button", { name: "Connect" }).click();
+      await page.getByRole("button", { name: from }).click();
+      await page.getByLabel("Next step", { exact: true }).selectOption({ label: to });
+      await page.getByRole("button", { name: "Save the next steps" }).click();
     };
     await connect("Welcome email (SEND_EMAIL)", "Wait a minute (DELAY)");
-    await page.locator("svg.canvas line").first().waitFor({ state: "attached" });
+    await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(1);
     await connect("Wait a minute (DELAY)", "Mark welcomed (UPDATE_CONTACT)");
-    await expect.poll(() => page.locator("svg.canvas line").count()).toBe(2);
+    await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(2);
     await page.getByRole("button", { name: "Enable" }).click();
     await page.getByRole("button", { name: "Disable" }).waitFor();
     await shot("workflow-editor");
@@ -179,8 +187,9 @@ describe("the dashboard in a browser", { timeout: 180_000 }, () => {
       )
       .toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId("execution-status").first().textContent(), patient).toBe("COMPLETED");
-    await page.getByRole("button", { name: "History" }).first().click();
+    await page.getByRole("button", { name: "Show in the graph" }).first().click();
     await page.getByRole("list", { name: "Step history" }).waitFor();
+    await page.locator('[data-state="current"]', { hasText: "Mark welcomed" }).waitFor();
     await shot("workflow-executions");
   });
 

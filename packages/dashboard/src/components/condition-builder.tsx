@@ -38,9 +38,10 @@ export const emptyCondition = (): Condition => ({
 
 /**
  * Filters over the project's fields (GET /contacts/fields) in groups joined by AND or OR; each group's
- * filters must all hold. The API validates the tree and names the path of a bad node.
+ * filters must all hold. The API validates the tree and names the path of a bad node. `extraFields` are
+ * offered beside the contact's (a workflow's trigger.data.* and context.*).
  */
-export function ConditionBuilder(props: { value: Condition; onChange: (value: Condition) => void }) {
+export function ConditionBuilder(props: { value: Condition; onChange: (value: Condition) => void; extraFields?: string[] }) {
   const fields = useLoad(async () => orThrow(await api.GET("/contacts/fields")).data.fields, []);
   const listId = useId();
   const { value } = props;
@@ -57,6 +58,9 @@ export function ConditionBuilder(props: { value: Condition; onChange: (value: Co
       <datalist id={listId}>
         {(fields.data ?? []).map((field) => (
           <option key={field.field} value={field.field} />
+        ))}
+        {(props.extraFields ?? []).map((field) => (
+          <option key={field} value={field} />
         ))}
       </datalist>
       <label>
@@ -152,7 +156,7 @@ export function ConditionBuilder(props: { value: Condition; onChange: (value: Co
 }
 
 /** Numbers and booleans typed as such, as a script would send them; anything else stays a string. */
-function typedValue(text: string): unknown {
+export function typedValue(text: string): unknown {
   if (text === "true" || text === "false") return text === "true";
   if (/^-?\d+(\.\d+)?$/.test(text) && !/^-?0\d/.test(text)) return Number(text);
   return text;

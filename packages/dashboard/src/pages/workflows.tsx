@@ -1,35 +1,24 @@
-import { type PointerEvent, useState } from "react";
-import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, Choice, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
+import { lazy, Suspense, useMemo, useState } from "react";
+import { api, messageOf, orThrow } from "../api";
+import { ActionButton, ActionForm, Choice, ErrorNote, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
+import type { ExecutionPosition, GraphStep } from "../components/workflow/graph";
+import {
+  type Draft,
+  draftOf,
+  emptyDraft,
+  outputsOf,
+  type StepType,
+  stepTypes,
+  summaryOf,
+  toConfig,
+} from "../components/workflow/step-config";
+import { StepFields } from "../components/workflow/step-fields";
 import { useLoad, usePoll } from "../hooks";
 import { navigate } from "../router";
 import type { PageProps } from "../types";
-import { parseObject } from "./contacts";
 
-const stepTypes = ["SEND_EMAIL", "DELAY", "WAIT_FOR_EVENT", "CONDITION", "WEBHOOK", "UPDATE_CONTACT", "EXIT"] as const;
-type StepType = (typeof stepTypes)[number];
-
-/** A starting config per step type, edited as JSON; the API checks it and names the bad field. */
-const configTemplates: Record<StepType, object> = {
-  SEND_EMAIL: { subject: "Welcome, {{ data.firstName | default: 'friend' }}", body: "<p>Hello!</p>", from: "hello@example.com" },
-  DELAY: { amount: 1, unit: "days" },
-  WAIT_FOR_EVENT: { eventName: "purchase", timeout: 86400 },
-  CONDITION: { condition: { logic: "AND", groups: [{ filters: [{ field: "data.plan", operator: "equals", value: "pro" }] }] } },
-  WEBHOOK: { url: "https://example.com/hook", method: "POST", body: { contact: "{{ email }}" } },
-  UPDATE_CONTACT: { data: { onboarded: true } },
-  EXIT: { reason: "done" },
-};
-/** Three steps to a row, in the order they were added. */
-const gridPosition = (index: number) => ({ x: 40 + (index % 3) * 220, y: 40 + Math.floor(index / 3) * 120 });
-
-/** A step's box is 160 × 50: an edge leaves by the side facing the next step, and enters by the opposite one. */
-function edgeBetween(from: { x: number; y: number }, to: { x: number; y: number }): [number, number, number, number] {
-  if (to.x >= from.x + 160) return [from.x + 160, from.y + 25, to.x, to.y + 25];
-  if (to.x + 160 <= from.x) return [from.x, from.y + 25, to.x + 160, to.y + 25];
-  return to.y >= from.y ? [from.x + 80, from.y + 50, to.x + 80, to.y] : [from.x + 80, from.y, to.x + 80, to.y + 50];
-}
-
-const branchesOf: Partial<Record<StepType, string[]>> = { CONDITION: ["yes", "no"], WAIT_FOR_EVENT: ["event", "timeout"] };
+/** React Flow and dagre load with the editor only, not with the workflow list nor the dashboard's entry chunk. */
+const WorkflowGraph = lazy(() => import("../components/workflow/graph"));
 
 export default function Workflows({ route }: PageProps) {
   return route[0] ? <WorkflowEditor id={route[0]} /> : <WorkflowList />;
@@ -72,42 +61,71 @@ interface Step {
   id: string;
   type: string;
   name: string;
-  position?: { x?: number; y?: number } | Record<string, unknown>;
+  config: Record<string, unknown>;
 }
 
-/** The graph editor: steps placed on a canvas (drag to move), transitions drawn between them with their branch. */
+interface Transition {
+  id: string;
+  fromStepId: string;
+  toStepId: string;
+  branch: string | null;
+}
+
+const outputName = (output: string) => (output ? `Next step if ${output}` : "Next step");
+
+/**
+ * The graph editor: the steps as React Flow draws them (laid out by dagre), a form for the step chosen in the graph or
+ * in the list of steps, and the executions, one of which can be shown in the graph.
+ */
 function WorkflowEditor(props: { id: string }) {
   const path = { id: props.id };
   const workflow = useLoad(async () => orThrow(await api.GET("/workflows/{id}", { params: { path } })).data, [props.id]);
-  const [dragging, setDragging] = useState<{ id: string; dx: number; dy: number; x: number; y: number }>();
+  const templates = useLoad(async () => orThrow(await api.GET("/templates", { params: { query: { pageSize: "100" } } })).data.data, []);
+  const [selected, setSelected] = useState<string>();
+  const [shown, setShown] = useState<string>();
+  const [graphError, setGraphError] = useState<string>();
+  const position = useExecutionPosition(props.id, shown);
+  // The graph lays itself out again when these change, and only then.
+  const graphSteps = useMemo<GraphStep[]>(
+    () =>
+      ((workflow.data?.steps ?? []) as Step[]).map((step) => ({
+        id: step.id,
+        type: step.type,
+        name: step.name,
+        summary: summaryOf(step.type, step.config, templates.data?.find((template) => template.id === step.config.templateId)?.name),
+      })),
+    [workflow.data, templates.data],
+  );
   if (!workflow.data) return <Loading loading={workflow.loading} error={workflow.error} />;
-  const { steps, transitions } = workflow.data;
-  const at = (step: Step, index: number) => {
-    if (dragging?.id === step.id) return { x: dragging.x, y: dragging.y };
-    const { x, y } = (step.position ?? {}) as { x?: number; y?: number };
-    // A step added by a script may have no place: it gets the grid's.
-    return x || y ? { x: x ?? 0, y: y ?? 0 } : gridPosition(index);
+  const steps = workflow.data.steps as Step[];
+  const transitions = workflow.data.transitions as Transition[];
+  const step = steps.find((each) => each.id === selected);
+
+  /** An output leads to one step: connecting it again replaces where it led. */
+  const connect = async (from: { stepId: string; branch: string }, toStepId: string | undefined) => {
+    const replaced = transitions.filter((each) => each.fromStepId === from.stepId && (each.branch ?? "") === from.branch);
+    for (const each of replaced) {
+      orThrow(
+        await api.DELETE("/workflows/{id}/transitions/{transitionId}", { params: { path: { id: props.id, transitionId: each.id } } }),
+      );
+    }
+    if (toStepId) {
+      orThrow(
+        await api.POST("/workflows/{id}/transitions", {
+          params: { path },
+          body: { fromStepId: from.stepId, toStepId, ...(from.branch ? { branch: from.branch } : {}) },
+        }),
+      );
+    }
   };
-  const positions = new Map(steps.map((step, index) => [step.id, at(step, index)]));
-  const onPointerMove = (event: PointerEvent<SVGSVGElement>) => {
-    if (!dragging) return;
-    const box = event.currentTarget.getBoundingClientRect();
-    setDragging({
-      ...dragging,
-      x: Math.max(0, event.clientX - box.left - dragging.dx),
-      y: Math.max(0, event.clientY - box.top - dragging.dy),
-    });
+  /** A change made in the graph: its failure shows above it, and the graph is read again either way. */
+  const inGraph = (change: () => Promise<void>) => {
+    setGraphError(undefined);
+    change()
+      .catch((failure: unknown) => setGraphError(messageOf(failure)))
+      .finally(workflow.reload);
   };
-  const onPointerUp = async () => {
-    if (!dragging) return;
-    const moved = dragging;
-    setDragging(undefined);
-    await api.PATCH("/workflows/{id}/steps/{stepId}", {
-      params: { path: { id: props.id, stepId: moved.id } },
-      body: { position: { x: Math.round(moved.x), y: Math.round(moved.y) } } as never,
-    });
-    workflow.reload();
-  };
+
   return (
     <Page
       title={workflow.data.name}
@@ -126,171 +144,252 @@ function WorkflowEditor(props: { id: string }) {
         Starts on <code>{workflow.data.triggerConfig.eventName}</code> · {workflow.data.enabled ? "enabled" : "disabled"} ·{" "}
         {workflow.data.allowReentry ? "a contact may enter again" : "a contact enters once"}
       </p>
-      <svg
-        className="canvas"
-        viewBox="0 0 720 420"
-        role="img"
-        aria-label={`Workflow graph of ${steps.length} steps`}
-        onPointerMove={onPointerMove}
-        onPointerUp={onPointerUp}
-      >
-        <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto">
-            <path d="M0,0 L10,5 L0,10 z" fill="#555" />
-          </marker>
-        </defs>
-        {transitions.map((transition) => {
-          const from = positions.get(transition.fromStepId);
-          const to = positions.get(transition.toStepId);
-          if (!from || !to) return null;
-          const [x1, y1, x2, y2] = edgeBetween(from, to);
-          return (
-            <g key={transition.id}>
-              <line x1={x1} y1={y1} x2={x2} y2={y2} stroke="#555" markerEnd="url(#arrow)" />
-              {transition.branch ? (
-                <text x={(x1 + x2) / 2 + 4} y={(y1 + y2) / 2 - 4} fontSize="12">
-                  {transition.branch}
-                </text>
-              ) : null}
-            </g>
-          );
-        })}
-        {steps.map((step) => {
-          const { x, y } = positions.get(step.id) ?? { x: 0, y: 0 };
-          return (
-            <g
+      <ErrorNote error={graphError} />
+      <div className="workflow-editor">
+        <section aria-label={`Workflow graph of ${steps.length} steps`}>
+          <Suspense fallback={<Loading loading />}>
+            <WorkflowGraph
+              steps={graphSteps}
+              transitions={transitions}
+              position={position}
+              onSelect={setSelected}
+              onConnect={(from, toStepId) => inGraph(() => connect(from, toStepId))}
+              onRemove={(ids) =>
+                inGraph(async () => {
+                  for (const transitionId of ids) {
+                    orThrow(
+                      await api.DELETE("/workflows/{id}/transitions/{transitionId}", { params: { path: { id: props.id, transitionId } } }),
+                    );
+                  }
+                })
+              }
+            />
+          </Suspense>
+          <p className="hint">
+            Drag from a step's output (at its foot) to another step to connect them; select a connection and press Delete to remove it. Or
+            choose the next steps in a step's form.
+          </p>
+        </section>
+        <div className="workflow-panel">
+          <nav aria-label="Steps">
+            <ul className="step-list">
+              {steps.map((each) => (
+                <li key={each.id}>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    aria-pressed={each.id === selected}
+                    onClick={() => setSelected(each.id)}
+                  >
+                    {each.name} ({each.type})
+                  </button>
+                </li>
+              ))}
+              <li>
+                <button type="button" className="secondary small" aria-pressed={!step} onClick={() => setSelected(undefined)}>
+                  Add a step
+                </button>
+              </li>
+            </ul>
+          </nav>
+          {step ? (
+            <StepEditor
               key={step.id}
-              transform={`translate(${x},${y})`}
-              className="step"
-              onPointerDown={(event) => {
-                const box = (event.currentTarget.ownerSVGElement as SVGSVGElement).getBoundingClientRect();
-                setDragging({ id: step.id, dx: event.clientX - box.left - x, dy: event.clientY - box.top - y, x, y });
-              }}
-            >
-              <rect width="160" height="50" rx="6" />
-              <text x="8" y="20" fontSize="12" fontWeight="bold">
-                {step.type}
-              </text>
-              <text x="8" y="38" fontSize="12">
-                {step.name}
-              </text>
-            </g>
-          );
-        })}
-      </svg>
-      <div className="split">
-        <AddStep workflowId={props.id} position={gridPosition(steps.length)} onAdded={workflow.reload} />
-        <Connect workflowId={props.id} steps={steps} onAdded={workflow.reload} />
-      </div>
-      <h2>Steps</h2>
-      <ul className="steps">
-        {steps.map((step) => (
-          <li key={step.id}>
-            <strong>{step.name}</strong> ({step.type}) <code>{JSON.stringify(step.config)}</code>{" "}
-            <ActionButton
-              label="Remove"
-              kind="danger"
-              action={async () => {
-                orThrow(
-                  await api.DELETE("/workflows/{id}/steps/{stepId}", {
-                    params: { path: { id: props.id, stepId: step.id }, query: { splice: "true" } },
-                  }),
-                );
+              workflowId={props.id}
+              step={step}
+              steps={steps}
+              transitions={transitions}
+              connect={connect}
+              onChanged={workflow.reload}
+              onRemoved={() => {
+                setSelected(undefined);
                 workflow.reload();
               }}
             />
-          </li>
-        ))}
-      </ul>
-      <Executions workflowId={props.id} />
+          ) : (
+            <AddStep
+              workflowId={props.id}
+              onAdded={(id) => {
+                setSelected(id);
+                workflow.reload();
+              }}
+            />
+          )}
+        </div>
+      </div>
+      <Executions workflowId={props.id} steps={steps} shown={shown} onShow={setShown} position={position} />
     </Page>
   );
 }
 
-function AddStep(props: { workflowId: string; position: { x: number; y: number }; onAdded: () => void }) {
+function AddStep(props: { workflowId: string; onAdded: (stepId: string) => void }) {
   const [type, setType] = useState<StepType>("SEND_EMAIL");
   const [name, setName] = useState("");
-  const [config, setConfig] = useState(JSON.stringify(configTemplates.SEND_EMAIL, null, 2));
+  const [draft, setDraft] = useState<Draft>(emptyDraft);
   return (
     <section aria-labelledby="add-step">
       <h2 id="add-step">Add a step</h2>
       <ActionForm
         submit="Add the step"
         action={async () => {
-          orThrow(
+          const added = orThrow(
             await api.POST("/workflows/{id}/steps", {
               params: { path: { id: props.workflowId } },
-              body: { type, name: name || type, config: parseObject(config), position: props.position } as never,
+              body: { type, name: name || type, config: toConfig(type, draft) },
             }),
-          );
+          ).data;
           setName("");
-          props.onAdded();
+          setDraft(emptyDraft());
+          props.onAdded(added.id);
         }}
       >
-        <Select
-          label="Step type"
-          value={type}
-          options={stepTypes}
-          onChange={(value) => {
-            setType(value);
-            setConfig(JSON.stringify(configTemplates[value], null, 2));
-          }}
-        />
+        <Select label="Step type" value={type} options={stepTypes} onChange={setType} />
         <Field label="Step name" value={name} onChange={setName} />
-        <Field label="Config (JSON)" value={config} onChange={setConfig} multiline rows={6} />
+        <StepFields type={type} draft={draft} onChange={setDraft} />
       </ActionForm>
     </section>
   );
 }
 
-function Connect(props: { workflowId: string; steps: Step[]; onAdded: () => void }) {
-  const [fromStepId, setFrom] = useState("");
-  const [toStepId, setTo] = useState("");
-  const [branch, setBranch] = useState("");
-  const from = props.steps.find((step) => step.id === fromStepId);
-  const branches = from ? branchesOf[from.type as StepType] : undefined;
-  const choose = (label: string, value: string, onChange: (value: string) => void) => (
-    <Choice
-      label={label}
-      value={value}
-      empty="Choose a step"
-      required
-      options={props.steps.map((step) => ({ value: step.id, label: `${step.name} (${step.type})` }))}
-      onChange={onChange}
-    />
-  );
+/** One step's form: its name and settings, where each of its outputs leads, and its removal. */
+function StepEditor(props: {
+  workflowId: string;
+  step: Step;
+  steps: Step[];
+  transitions: Transition[];
+  connect: (from: { stepId: string; branch: string }, toStepId: string | undefined) => Promise<void>;
+  onChanged: () => void;
+  onRemoved: () => void;
+}) {
+  const { step } = props;
+  const type = step.type as StepType;
+  const [name, setName] = useState(step.name);
+  const [draft, setDraft] = useState(() => draftOf(step.type, step.config));
+  const params = { path: { id: props.workflowId, stepId: step.id } };
+  const outgoing = props.transitions.filter((each) => each.fromStepId === step.id);
   return (
-    <section aria-labelledby="connect">
-      <h2 id="connect">Connect two steps</h2>
+    <section aria-labelledby="edit-step">
+      <h2 id="edit-step">
+        {step.type}: {step.name}
+      </h2>
       <ActionForm
-        submit="Connect"
+        submit="Save the step"
         action={async () => {
-          orThrow(
-            await api.POST("/workflows/{id}/transitions", {
-              params: { path: { id: props.workflowId } },
-              body: { fromStepId, toStepId, ...(branches ? { branch: branch || branches[0] } : {}) },
-            }),
-          );
-          props.onAdded();
+          orThrow(await api.PATCH("/workflows/{id}/steps/{stepId}", { params, body: { name, config: toConfig(type, draft) } }));
+          props.onChanged();
         }}
       >
-        {choose("From", fromStepId, setFrom)}
-        {choose("To", toStepId, setTo)}
-        {branches ? <Select label="Branch" value={branch || branches[0] || ""} options={branches} onChange={setBranch} /> : null}
+        <Field label="Step name" value={name} onChange={setName} required />
+        <StepFields type={type} draft={draft} onChange={setDraft} />
       </ActionForm>
+      {/* Read again when a connection changes in the graph. */}
+      <NextSteps
+        key={outgoing.map((each) => `${each.branch}:${each.toStepId}`).join()}
+        step={step}
+        steps={props.steps}
+        outgoing={outgoing}
+        connect={props.connect}
+        onChanged={props.onChanged}
+      />
+      <ActionButton
+        label="Remove the step"
+        kind="danger"
+        action={async () => {
+          orThrow(await api.DELETE("/workflows/{id}/steps/{stepId}", { params: { ...params, query: { splice: "true" } } }));
+          props.onRemoved();
+        }}
+      />
     </section>
   );
 }
 
-/** Executions of the workflow, newest first, each with its step history; active ones can be cancelled. */
-function Executions(props: { workflowId: string }) {
+/** Where each output of the step leads: the keyboard's way to connect steps, as dragging in the graph does. */
+function NextSteps(props: {
+  step: Step;
+  steps: Step[];
+  outgoing: Transition[];
+  connect: (from: { stepId: string; branch: string }, toStepId: string | undefined) => Promise<void>;
+  onChanged: () => void;
+}) {
+  const { step } = props;
+  const outputs = outputsOf(step.type);
+  const leadsTo = (output: string) => props.outgoing.find((each) => (each.branch ?? "") === output)?.toStepId ?? "";
+  const [next, setNext] = useState(() => Object.fromEntries(outputs.map((output) => [output, leadsTo(output)])));
+  if (outputs.length === 0) return null;
+  return (
+    <ActionForm
+      submit="Save the next steps"
+      action={async () => {
+        for (const output of outputs) {
+          if ((next[output] ?? "") !== leadsTo(output)) await props.connect({ stepId: step.id, branch: output }, next[output] || undefined);
+        }
+        props.onChanged();
+      }}
+    >
+      {outputs.map((output) => (
+        <Choice
+          key={output}
+          label={outputName(output)}
+          value={next[output] ?? ""}
+          empty="None (the execution ends here)"
+          options={props.steps
+            .filter((each) => each.id !== step.id)
+            .map((each) => ({ value: each.id, label: `${each.name} (${each.type})` }))}
+          onChange={(value) => setNext({ ...next, [output]: value })}
+        />
+      ))}
+    </ActionForm>
+  );
+}
+
+interface StepRun {
+  stepId: string;
+  status: string;
+  createdAt?: string | null;
+  startedAt?: string | null;
+  error?: string | null;
+}
+
+const active = (status: string | undefined) => status === "RUNNING" || status === "WAITING";
+
+/**
+ * Where the shown execution is in the graph: the step it waits at or runs (currentStepId), or once it ended the last
+ * step it ran; read again while it is active.
+ */
+function useExecutionPosition(workflowId: string, executionId: string | undefined): (ExecutionPosition & { runs: StepRun[] }) | undefined {
+  const execution = useLoad(
+    async () =>
+      executionId
+        ? orThrow(await api.GET("/workflows/{id}/executions/{executionId}", { params: { path: { id: workflowId, executionId } } })).data
+        : undefined,
+    [workflowId, executionId],
+  );
+  usePoll(active(execution.data?.status), 3000, execution.reload);
+  const shown = executionId && execution.data?.id === executionId ? execution.data : undefined;
+  return useMemo(() => {
+    if (!shown) return undefined;
+    const runs = (shown.steps as StepRun[]).toSorted((a, b) => (a.createdAt ?? "").localeCompare(b.createdAt ?? ""));
+    const at = shown.currentStepId ?? runs.at(-1)?.stepId;
+    return { at, passed: new Set(runs.map((run) => run.stepId).filter((stepId) => stepId !== at)), runs };
+  }, [shown]);
+}
+
+/** Executions of the workflow, newest first; one at a time is shown in the graph with its step history; active ones can be cancelled. */
+function Executions(props: {
+  workflowId: string;
+  steps: Step[];
+  shown: string | undefined;
+  onShow: (id: string | undefined) => void;
+  position: { runs: StepRun[] } | undefined;
+}) {
   const path = { id: props.workflowId };
   const list = useLoad(
     async () => orThrow(await api.GET("/workflows/{id}/executions", { params: { path, query: { limit: "20" } } })).data,
     [props.workflowId],
   );
   usePoll(true, 3000, list.reload);
-  const [open, setOpen] = useState<string>();
+  const { position } = props;
+  const nameOf = (stepId: string | null | undefined) => props.steps.find((step) => step.id === stepId)?.name ?? stepId ?? "—";
   return (
     <section aria-labelledby="executions">
       <h2 id="executions">Executions</h2>
@@ -303,20 +402,26 @@ function Executions(props: { workflowId: string }) {
         }}
       />
       <table>
-        <Headings names={["Started", "Contact", "Status", "Actions"]} />
+        <Headings names={["Started", "Contact", "Status", "At step", "Actions"]} />
         <tbody>
-          {(list.data?.data as { id: string; contactId: string; status: string; startedAt?: string }[] | undefined)?.map((execution) => (
-            <tr key={execution.id}>
+          {list.data?.data.map((execution) => (
+            <tr key={execution.id} data-testid="execution">
               <td>{formatDate(execution.startedAt)}</td>
               <td>
                 <a href={`#/contacts/${execution.contactId}`}>{execution.contactId}</a>
               </td>
               <td data-testid="execution-status">{execution.status}</td>
+              <td>{execution.currentStepId ? nameOf(execution.currentStepId) : "—"}</td>
               <td>
-                <button type="button" className="secondary small" onClick={() => setOpen(open === execution.id ? undefined : execution.id)}>
-                  History
+                <button
+                  type="button"
+                  className="secondary small"
+                  aria-pressed={props.shown === execution.id}
+                  onClick={() => props.onShow(props.shown === execution.id ? undefined : execution.id)}
+                >
+                  Show in the graph
                 </button>{" "}
-                {["RUNNING", "WAITING"].includes(execution.status) ? (
+                {active(execution.status) ? (
                   <ActionButton
                     label="Cancel"
                     kind="danger"
@@ -335,30 +440,16 @@ function Executions(props: { workflowId: string }) {
           ))}
         </tbody>
       </table>
-      {open ? <History workflowId={props.workflowId} executionId={open} /> : null}
+      {position ? (
+        <ol className="history" aria-label="Step history">
+          {position.runs.map((run) => (
+            <li key={`${run.stepId}-${run.startedAt}`}>
+              {formatDate(run.startedAt)} {nameOf(run.stepId)}: {run.status}
+              {run.error ? ` (${run.error})` : ""}
+            </li>
+          ))}
+        </ol>
+      ) : null}
     </section>
-  );
-}
-
-function History(props: { workflowId: string; executionId: string }) {
-  const execution = useLoad(
-    async () =>
-      orThrow(
-        await api.GET("/workflows/{id}/executions/{executionId}", {
-          params: { path: { id: props.workflowId, executionId: props.executionId } },
-        }),
-      ).data,
-    [props.executionId],
-  );
-  if (!execution.data) return <Loading loading={execution.loading} error={execution.error} />;
-  return (
-    <ol className="history" aria-label="Step history">
-      {(execution.data.steps as { stepId: string; status: string; startedAt?: string; error?: string | null }[]).map((step) => (
-        <li key={`${step.stepId}-${step.startedAt}`}>
-          {formatDate(step.startedAt)} {step.stepId}: {step.status}
-          {step.error ? ` (${step.error})` : ""}
-        </li>
-      ))}
-    </ol>
   );
 }
