@@ -1,0 +1,71 @@
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+
+export interface Toast {
+  id: number;
+  kind: "success" | "failure";
+  message: string;
+}
+
+type Show = (kind: Toast["kind"], message: string) => void;
+
+const ToastContext = createContext<Show>(() => undefined);
+
+/** Shows a toast from anywhere under <Toasts>: `toast("success", "Saved")`. */
+export const useToast = (): Show => useContext(ToastContext);
+
+/** How long a toast stays, unless the pointer or the focus is on it (WCAG 2.2.1: the user may keep it). */
+const visibleMs = { success: 5000, failure: 9000 } as const;
+
+/**
+ * The app's toast region, mounted once: a polite live region (failures are announced beside their form as alerts already),
+ * each toast dismissable with its button and hidden after a while, and the region a landmark that the keyboard reaches.
+ */
+export function Toasts(props: { children: ReactNode }) {
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const next = useRef(0);
+  const show = useCallback<Show>((kind, message) => {
+    next.current += 1;
+    const toast = { id: next.current, kind, message };
+    // The last five at most: a burst of actions does not cover the page.
+    setToasts((previous) => [...previous.slice(-4), toast]);
+  }, []);
+  const dismiss = useCallback((id: number) => setToasts((previous) => previous.filter((toast) => toast.id !== id)), []);
+  return (
+    <ToastContext.Provider value={show}>
+      {props.children}
+      <section className="toasts" aria-label="Notifications">
+        <ul role="status" aria-live="polite" aria-relevant="additions">
+          {toasts.map((toast) => (
+            <ToastItem key={toast.id} toast={toast} onDismiss={dismiss} />
+          ))}
+        </ul>
+      </section>
+    </ToastContext.Provider>
+  );
+}
+
+function ToastItem(props: { toast: Toast; onDismiss: (id: number) => void }) {
+  const { toast, onDismiss } = props;
+  const [held, setHeld] = useState(false);
+  useEffect(() => {
+    if (held) return;
+    const timer = setTimeout(() => onDismiss(toast.id), visibleMs[toast.kind]);
+    return () => clearTimeout(timer);
+  }, [held, toast, onDismiss]);
+  return (
+    <li
+      className={`toast ${toast.kind}`}
+      data-testid="toast"
+      onMouseEnter={() => setHeld(true)}
+      onMouseLeave={() => setHeld(false)}
+      onFocus={() => setHeld(true)}
+      onBlur={() => setHeld(false)}
+      onKeyDown={(event) => event.key === "Escape" && onDismiss(toast.id)}
+    >
+      <span>{toast.message}</span>
+      <button type="button" className="secondary small" aria-label={`Dismiss: ${toast.message}`} onClick={() => onDismiss(toast.id)}>
+        ×
+      </button>
+    </li>
+  );
+}
