@@ -241,6 +241,11 @@ export function CopyButton(props: { value: string; label?: string }) {
   );
 }
 
+/** What an empty list says instead of an empty table: why it is empty, and what to do next. */
+export function EmptyState(props: { children: ReactNode }) {
+  return <p className="empty">{props.children}</p>;
+}
+
 export function Loading(props: { loading: boolean; error?: string }) {
   if (props.error) return <ErrorNote error={props.error} />;
   return props.loading ? <p aria-live="polite">Loading…</p> : null;

@@ -1,8 +1,8 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, Field, formatDate, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, EmptyState, Field, formatDate, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
-import { navigate } from "../router";
+import { navigate, useRouteChoice, useRouteParam } from "../router";
 import type { PageProps } from "../types";
 import { ContactImport } from "./contact-import";
 
@@ -12,10 +12,10 @@ export default function Contacts({ route }: PageProps) {
   return route[0] ? <ContactPage id={route[0]} /> : <ContactList />;
 }
 
-/** Searchable, cursor-paged contacts, with creation, CSV import and bulk actions. */
+/** Searchable, cursor-paged contacts, with creation, CSV import and bulk actions; the filters are in the link. */
 function ContactList() {
-  const [search, setSearch] = useState("");
-  const [filter, setFilter] = useState<(typeof subscriptionFilters)[number]>("all");
+  const [search, setSearch] = useRouteParam("search");
+  const [filter, setFilter] = useRouteChoice("subscription", subscriptionFilters);
   const [cursors, setCursors] = useState<string[]>([]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const cursor = cursors.at(-1);
@@ -71,7 +71,28 @@ function ContactList() {
         </fieldset>
       ) : null}
       <Loading loading={list.loading && !list.data} error={list.error} />
-      <table>
+      {list.data && list.data.data.length === 0 ? (
+        search || filter !== "all" ? (
+          <EmptyState>
+            No contact matches these filters.{" "}
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => {
+                setSearch("");
+                setFilter("all");
+              }}
+            >
+              Clear the filters
+            </button>
+          </EmptyState>
+        ) : (
+          <EmptyState>
+            No contact yet: add one with “New contact”, import a CSV below, or send events with POST /v1/track from your application.
+          </EmptyState>
+        )
+      ) : null}
+      <table hidden={list.data?.data.length === 0}>
         <caption className="sr-only">Contacts</caption>
         <thead>
           <tr>
