@@ -25,12 +25,13 @@ async function loadPapaParse() {
   return (loaded as unknown as { default?: typeof loaded }).default ?? loaded;
 }
 
-/** "First name" → "firstName": the data key a column becomes when nothing better is chosen. */
-export function fieldNameOf(heading: string): string {
+/** "First name" → "firstName": the data key a column becomes when nothing better is chosen; one word ("firstName") stays. */
+function fieldNameOf(heading: string): string {
   const words = heading
     .trim()
-    .split(/[^A-Za-z0-9]+/)
+    .split(/[^\p{L}\p{N}]+/u)
     .filter(Boolean);
+  if (words.length === 1) return words[0] as string;
   return words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]?.toUpperCase() + word.slice(1).toLowerCase())).join("");
 }
 

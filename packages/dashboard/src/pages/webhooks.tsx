@@ -78,8 +78,8 @@ function EndpointList(props: { manages: boolean }) {
       {list.data && list.data.data.length === 0 ? (
         <EmptyState>
           {props.manages
-            ? "No endpoint yet: add your application's URL below, with the event types it wants."
-            : "No endpoint yet: the project's owner and admins add them."}
+            ? "No endpoint yet. Add your application's URL below, with the event types it wants."
+            : "No endpoint yet. The project's owner and admins add them."}
         </EmptyState>
       ) : null}
       {list.data && list.data.data.length > 0 ? (
@@ -458,7 +458,7 @@ function MessageLog(props: { endpointId: string; manages: boolean; onChanged: ()
       {first.data && messages.length === 0 ? (
         <EmptyState>
           {status === "all"
-            ? `No message yet: Herald posts the event types this endpoint wants as they happen.${props.manages ? " Send a test event above to see one now." : ""}`
+            ? `No message yet. Herald posts the event types this endpoint wants as they happen.${props.manages ? " Send a test event above to see one now." : ""}`
             : `No ${status} message.`}
         </EmptyState>
       ) : null}
