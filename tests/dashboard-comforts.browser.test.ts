@@ -112,6 +112,7 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     expect(await page.getByLabel("Import “First name” as").inputValue()).toBe("new");
     expect(await page.getByLabel("New field's name for “First name”").inputValue()).toBe("firstName");
     expect(await page.getByLabel("Import “Plan” as").inputValue()).toBe("field:plan");
+    expect(await page.getByLabel("New field's name for “Internal note”").inputValue()).toBe("internalNote");
     await page.getByLabel("Import “Internal note” as").selectOption("skip");
     await shot("contacts-import-mapping");
     await page.getByRole("button", { name: "Import 2 rows" }).click();
