@@ -459,7 +459,7 @@ function MessageLog(props: { endpointId: string; manages: boolean; onChanged: ()
         <EmptyState>
           {status === "all"
             ? `No message yet. Herald posts the event types this endpoint wants as they happen.${props.manages ? " Send a test event above to see one now." : ""}`
-            : `No ${status} message.`}
+            : `No message yet. The filter shows ${status} messages only: choose “all” to see every one.`}
         </EmptyState>
       ) : null}
       {messages.map((message) => (
