@@ -37,11 +37,14 @@ export function Toasts(props: { children: ReactNode }) {
     <ToastContext.Provider value={show}>
       {props.children}
       <section className="toasts" aria-label="Notifications">
-        <ul role="status" aria-live="polite" aria-relevant="additions">
-          {toasts.map((toast) => (
-            <ToastItem key={toast.id} toast={toast} onDismiss={dismiss} />
-          ))}
-        </ul>
+        {/* The live region wraps the list: a role on the list itself would take its items out of a list. */}
+        <div role="status" aria-live="polite" aria-relevant="additions">
+          <ul>
+            {toasts.map((toast) => (
+              <ToastItem key={toast.id} toast={toast} onDismiss={dismiss} />
+            ))}
+          </ul>
+        </div>
       </section>
     </ToastContext.Provider>
   );
