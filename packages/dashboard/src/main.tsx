@@ -1,13 +1,16 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app";
+import { Toasts } from "./components/toasts";
 import "./styles.css";
 
 const root = document.getElementById("root");
 if (root) {
   createRoot(root).render(
     <StrictMode>
-      <App />
+      <Toasts>
+        <App />
+      </Toasts>
     </StrictMode>,
   );
 }

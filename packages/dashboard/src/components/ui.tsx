@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useId, useState } from "react";
 import { messageOf } from "../api";
+import { useToast } from "./toasts";
 
 export function Page(props: { title: string; actions?: ReactNode; children: ReactNode }) {
   return (
@@ -120,18 +121,27 @@ export function Choice(props: {
   );
 }
 
-/** A form whose submit runs `action`, shows its failure, and is disabled meanwhile. */
-export function ActionForm(props: { submit: string; action: () => Promise<void>; children: ReactNode; className?: string }) {
+/** What an action's toast says: `done` when given, else the action's own label. */
+const doneMessage = (label: string, done: string | undefined) => done ?? `${label}: done`;
+
+/**
+ * A form whose submit runs `action`, shows its failure, and is disabled meanwhile; a toast tells how it went
+ * (`done` is the success's message, when the label alone says too little).
+ */
+export function ActionForm(props: { submit: string; action: () => Promise<void>; children: ReactNode; className?: string; done?: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
+  const toast = useToast();
   async function onSubmit(event: FormEvent) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
       await props.action();
+      toast("success", doneMessage(props.submit, props.done));
     } catch (failure) {
       setError(messageOf(failure));
+      toast("failure", `${props.submit}: ${messageOf(failure)}`);
     } finally {
       setBusy(false);
     }
@@ -147,10 +157,11 @@ export function ActionForm(props: { submit: string; action: () => Promise<void>;
   );
 }
 
-/** A button whose click runs `action`; failures show beside it. */
-export function ActionButton(props: { label: string; action: () => Promise<void>; kind?: "danger" | "secondary" }) {
+/** A button whose click runs `action`; failures show beside it, and a toast tells how it went. */
+export function ActionButton(props: { label: string; action: () => Promise<void>; kind?: "danger" | "secondary"; done?: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
+  const toast = useToast();
   return (
     <span className="action-button">
       <button
@@ -162,8 +173,10 @@ export function ActionButton(props: { label: string; action: () => Promise<void>
           setError(undefined);
           try {
             await props.action();
+            toast("success", doneMessage(props.label, props.done));
           } catch (failure) {
             setError(messageOf(failure));
+            toast("failure", `${props.label}: ${messageOf(failure)}`);
           } finally {
             setBusy(false);
           }
@@ -226,6 +239,11 @@ export function CopyButton(props: { value: string; label?: string }) {
       {copied ? "Copied" : "Copy"}
     </button>
   );
+}
+
+/** What an empty list says instead of an empty table: why it is empty, and what to do next. */
+export function EmptyState(props: { children: ReactNode }) {
+  return <p className="empty">{props.children}</p>;
 }
 
 export function Loading(props: { loading: boolean; error?: string }) {

@@ -4,9 +4,21 @@ import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from 
 import { emptySource } from "../components/editor/blocks";
 import type { EmailContent } from "../components/editor/email-composer";
 import PreviewPanel, { type SampleData } from "../components/editor/preview-panel";
-import { ActionButton, ActionForm, Choice, Field, formatDate, Headings, Loading, Page, percent, Select } from "../components/ui";
+import {
+  ActionButton,
+  ActionForm,
+  Choice,
+  EmptyState,
+  Field,
+  formatDate,
+  Headings,
+  Loading,
+  Page,
+  percent,
+  Select,
+} from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
-import { navigate } from "../router";
+import { navigate, useRouteChoice, useRouteParam } from "../router";
 import type { PageProps } from "../types";
 import { Pager } from "./templates";
 
@@ -21,9 +33,12 @@ export default function Campaigns({ route }: PageProps) {
   return route[0] ? <CampaignPage id={route[0]} /> : <CampaignList />;
 }
 
+/** The campaigns, filtered by status and paged; both are in the link (#/campaigns?status=SENT&page=2). */
 function CampaignList() {
-  const [status, setStatus] = useState<(typeof statuses)[number]>("ALL");
-  const [page, setPage] = useState(1);
+  const [status, setStatus] = useRouteChoice("status", statuses);
+  const [pageParam, setPageParam] = useRouteParam("page", "1");
+  const page = Math.max(1, Number.parseInt(pageParam, 10) || 1);
+  const setPage = (value: number) => setPageParam(String(value));
   const list = useLoad(
     async () =>
       orThrow(
@@ -50,7 +65,21 @@ function CampaignList() {
         }}
       />
       <Loading loading={list.loading && !list.data} error={list.error} />
-      <table>
+      {list.data && list.data.data.length === 0 ? (
+        <EmptyState>
+          {status === "ALL" ? (
+            <>
+              No campaign yet. <a href="#/campaigns/new">Write your first campaign</a>: start from a template or from blocks, and send it to
+              all your contacts or a segment.
+            </>
+          ) : (
+            <>
+              No campaign is {status.toLowerCase()}. <a href="#/campaigns">Show every campaign</a>
+            </>
+          )}
+        </EmptyState>
+      ) : null}
+      <table hidden={list.data?.data.length === 0}>
         <Headings names={["Name", "Status", "Recipients", "Scheduled for"]} />
         <tbody>
           {list.data?.data.map((campaign) => (

@@ -1,9 +1,10 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, ErrorNote, Field, formatDate, Loading, Page, Select } from "../components/ui";
-import { useLoad, usePoll } from "../hooks";
-import { navigate } from "../router";
+import { ActionButton, ActionForm, EmptyState, Field, formatDate, Loading, Page, Select } from "../components/ui";
+import { useLoad } from "../hooks";
+import { navigate, useRouteChoice, useRouteParam } from "../router";
 import type { PageProps } from "../types";
+import { ContactImport } from "./contact-import";
 
 const subscriptionFilters = ["all", "subscribed", "unsubscribed"] as const;
 
@@ -11,10 +12,10 @@ export default function Contacts({ route }: PageProps) {
   return route[0] ? <ContactPage id={route[0]} /> : <ContactList />;
 }
 
-/** Searchable, cursor-paged contacts, with creation, CSV import and bulk actions. */
+/** Searchable, cursor-paged contacts, with creation, CSV import and bulk actions; the filters are in the link. */
 function ContactList() {
-  const [search, setSearch] = useState("");
-  const [filter, setFilter] = useState<(typeof subscriptionFilters)[number]>("all");
+  const [search, setSearch] = useRouteParam("search");
+  const [filter, setFilter] = useRouteChoice("subscription", subscriptionFilters);
   const [cursors, setCursors] = useState<string[]>([]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const cursor = cursors.at(-1);
@@ -70,7 +71,28 @@ function ContactList() {
         </fieldset>
       ) : null}
       <Loading loading={list.loading && !list.data} error={list.error} />
-      <table>
+      {list.data && list.data.data.length === 0 ? (
+        search || filter !== "all" ? (
+          <EmptyState>
+            No contact matches these filters.{" "}
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => {
+                setSearch("");
+                setFilter("all");
+              }}
+            >
+              Clear the filters
+            </button>
+          </EmptyState>
+        ) : (
+          <EmptyState>
+            No contact yet: add one with “New contact”, import a CSV below, or send events with POST /v1/track from your application.
+          </EmptyState>
+        )
+      ) : null}
+      <table hidden={list.data?.data.length === 0}>
         <caption className="sr-only">Contacts</caption>
         <thead>
           <tr>
@@ -121,7 +143,7 @@ function ContactList() {
           Next
         </button>
       </p>
-      <Import onDone={list.reload} />
+      <ContactImport onDone={list.reload} />
     </Page>
   );
 }
@@ -151,69 +173,6 @@ function NewContact(props: { onCreated: () => void }) {
       <Field label="Email" type="email" value={email} onChange={setEmail} required />
       <Field label="Data (JSON object)" value={data} onChange={setData} multiline rows={3} />
     </ActionForm>
-  );
-}
-
-/** CSV import: uploads the file, then polls the job until it finishes, with a progress bar. */
-function Import(props: { onDone: () => void }) {
-  const [jobId, setJobId] = useState<string>();
-  const [error, setError] = useState<string>();
-  const job = useLoad(
-    async () => (jobId ? orThrow(await api.GET("/contacts/import/{jobId}", { params: { path: { jobId } } })).data : undefined),
-    [jobId],
-  );
-  const running = job.data !== undefined && !["completed", "failed"].includes(job.data.status);
-  usePoll(running, 1000, job.reload);
-  const processed = (job.data?.imported ?? 0) + (job.data?.updated ?? 0) + (job.data?.skipped ?? 0);
-  return (
-    <section aria-labelledby="import-title">
-      <h2 id="import-title">Import a CSV</h2>
-      <label className="field">
-        CSV file (header row with an email column, at most 5 MB)
-        <input
-          type="file"
-          accept=".csv,text/csv"
-          onChange={async (event) => {
-            const file = event.target.files?.[0];
-            if (!file) return;
-            setError(undefined);
-            const form = new FormData();
-            form.append("file", file);
-            const answer = await api.POST("/contacts/import", { body: form as never, bodySerializer: (body: unknown) => body as FormData });
-            if (!answer.response.ok)
-              setError(
-                (answer.error as unknown as { error?: { message?: string } } | undefined)?.error?.message ?? "The import was refused",
-              );
-            else setJobId((answer.data as { jobId: string }).jobId);
-          }}
-        />
-      </label>
-      <ErrorNote error={error ?? job.error} />
-      {job.data ? (
-        <div>
-          <progress max={job.data.totalRows || 1} value={processed} aria-label="Import progress" />
-          <p role="status">
-            {job.data.status}: {job.data.imported} imported, {job.data.updated} updated, {job.data.skipped} skipped
-            {job.data.status === "completed" ? (
-              <>
-                {" "}
-                <button type="button" className="secondary small" onClick={props.onDone}>
-                  Show them
-                </button>
-              </>
-            ) : null}
-          </p>
-          {job.data.errors.length > 0 ? (
-            <ul className="errors">
-              {job.data.errors.slice(0, 20).map((row, index) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: rows have no id of their own.
-                <li key={index}>{JSON.stringify(row)}</li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      ) : null}
-    </section>
   );
 }
 

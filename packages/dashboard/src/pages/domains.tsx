@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
-import { ActionButton, ActionForm, CopyButton, Field, formatDate, Headings, Loading, Page } from "../components/ui";
+import { ActionButton, ActionForm, CopyButton, EmptyState, Field, formatDate, Headings, Loading, Page } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -26,6 +26,12 @@ export default function Domains({ project }: PageProps) {
         <Field label="Domain" value={domain} onChange={setDomain} required placeholder="mail.example.com" />
       </ActionForm>
       <Loading loading={list.loading && !list.data} error={list.error} />
+      {list.data && list.data.length === 0 ? (
+        <EmptyState>
+          No sending domain yet: add the domain your emails come from above, then create its DNS records at your DNS provider. Emails are
+          sent only from verified domains.
+        </EmptyState>
+      ) : null}
       {list.data?.map((each) => (
         <article key={each.id} className="card" aria-labelledby={`domain-${each.id}`}>
           <h2 id={`domain-${each.id}`}>

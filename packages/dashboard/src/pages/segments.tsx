@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
-import { ActionButton, ActionForm, Field, Headings, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, EmptyState, Field, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
 import type { PageProps } from "../types";
 
@@ -12,7 +12,13 @@ export default function Segments(_: PageProps) {
   return (
     <Page title="Segments">
       <Loading loading={list.loading && !list.data} error={list.error} />
-      <table>
+      {list.data && list.data.length === 0 ? (
+        <EmptyState>
+          No segment yet: create one below, from conditions on your contacts' fields and events (dynamic) or from a list of addresses
+          (static), then send campaigns to it.
+        </EmptyState>
+      ) : null}
+      <table hidden={list.data?.length === 0}>
         <Headings names={["Name", "Type", "Members", "Actions"]} />
         <tbody>
           {list.data?.map((segment) => (

@@ -3,9 +3,9 @@ import { api, orThrow } from "../api";
 import { emptySource } from "../components/editor/blocks";
 import type { EmailContent } from "../components/editor/email-composer";
 import PreviewPanel, { type SampleData, sampleDataOf } from "../components/editor/preview-panel";
-import { ActionButton, ActionForm, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
+import { ActionButton, ActionForm, EmptyState, Field, formatDate, Headings, Loading, Page, Select } from "../components/ui";
 import { useLoad } from "../hooks";
-import { navigate } from "../router";
+import { navigate, useRouteParam } from "../router";
 import type { PageProps } from "../types";
 
 // The block editor and MJML (hundreds of KB) load when a body is edited, not with the page.
@@ -17,9 +17,12 @@ export default function Templates({ route }: PageProps) {
   return route[0] ? <TemplateEditor id={route[0] === "new" ? undefined : route[0]} /> : <TemplateList />;
 }
 
+/** The templates, searched and paged; both are in the link (#/templates?search=welcome). */
 function TemplateList() {
-  const [search, setSearch] = useState("");
-  const [page, setPage] = useState(1);
+  const [search, setSearch] = useRouteParam("search");
+  const [pageParam, setPageParam] = useRouteParam("page", "1");
+  const page = Math.max(1, Number.parseInt(pageParam, 10) || 1);
+  const setPage = (value: number) => setPageParam(String(value));
   const list = useLoad(
     async () =>
       orThrow(await api.GET("/templates", { params: { query: { page: String(page), pageSize: "20", ...(search ? { search } : {}) } } }))
@@ -44,7 +47,24 @@ function TemplateList() {
         }}
       />
       <Loading loading={list.loading && !list.data} error={list.error} />
-      <table>
+      {list.data && list.data.data.length === 0 ? (
+        <EmptyState>
+          {search ? (
+            <>
+              No template matches “{search}”.{" "}
+              <button type="button" className="secondary small" onClick={() => setSearch("")}>
+                Clear the search
+              </button>
+            </>
+          ) : (
+            <>
+              No template yet. <a href="#/templates/new">Create a template</a> for the emails your application sends with /v1/send, or to
+              start campaigns from.
+            </>
+          )}
+        </EmptyState>
+      ) : null}
+      <table hidden={list.data?.data.length === 0}>
         <Headings names={["Name", "Subject", "Type", "Updated"]} />
         <tbody>
           {list.data?.data.map((template) => (

@@ -6,6 +6,7 @@ import {
   ActionForm,
   Choice,
   CopyButton,
+  EmptyState,
   Field,
   formatDate,
   Headings,
@@ -15,7 +16,7 @@ import {
   TypedConfirm,
 } from "../components/ui";
 import { useLoad, usePoll } from "../hooks";
-import { navigate } from "../router";
+import { navigate, useRouteChoice } from "../router";
 import type { PageProps } from "../types";
 
 type Json<T> = T extends { content: { "application/json": infer Body } } ? Body : never;
@@ -74,7 +75,13 @@ function EndpointList(props: { manages: boolean }) {
         </>
       ) : null}
       <Loading loading={list.loading && !list.data} error={list.error} />
-      {list.data && list.data.data.length === 0 ? <p>No endpoint yet.</p> : null}
+      {list.data && list.data.data.length === 0 ? (
+        <EmptyState>
+          {props.manages
+            ? "No endpoint yet. Add your application's URL below, with the event types it wants."
+            : "No endpoint yet. The project's owner and admins add them."}
+        </EmptyState>
+      ) : null}
       {list.data && list.data.data.length > 0 ? (
         <table>
           <Headings names={["Endpoint", "Events", "State", "Pending", "Delivered", "Failed"]} />
@@ -426,9 +433,9 @@ function Recover(props: { endpointId: string; onQueued: () => void }) {
   );
 }
 
-/** The messages, newest first, a page at a time; polled while one is on its way. */
+/** The messages, newest first, a page at a time, filtered by a status in the link (#/webhooks/…?status=failed); polled while one is on its way. */
 function MessageLog(props: { endpointId: string; manages: boolean; onChanged: () => void }) {
-  const [status, setStatus] = useState<StatusFilter>("all");
+  const [status, setStatus] = useRouteChoice<StatusFilter>("status", statuses);
   const [more, setMore] = useState<Message[]>([]);
   const [cursor, setCursor] = useState<string>();
   const first = useLoad(async () => {
@@ -448,7 +455,13 @@ function MessageLog(props: { endpointId: string; manages: boolean; onChanged: ()
     <section aria-label="Messages">
       <Select label="Status" value={status} options={statuses} onChange={setStatus} />
       <Loading loading={first.loading && !first.data} error={first.error} />
-      {first.data && messages.length === 0 ? <p>No message yet.</p> : null}
+      {first.data && messages.length === 0 ? (
+        <EmptyState>
+          {status === "all"
+            ? `No message yet. Herald posts the event types this endpoint wants as they happen.${props.manages ? " Send a test event above to see one now." : ""}`
+            : `No message yet. The filter shows ${status} messages only: choose “all” to see every one.`}
+        </EmptyState>
+      ) : null}
       {messages.map((message) => (
         <MessageCard
           key={message.id}
