@@ -35,6 +35,13 @@ function fieldNameOf(heading: string): string {
   return words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]?.toUpperCase() + word.slice(1).toLowerCase())).join("");
 }
 
+/** The project's custom fields, by their names in `data`. */
+async function customFields(): Promise<string[]> {
+  return orThrow(await api.GET("/contacts/fields"))
+    .data.fields.filter((field) => field.isCustom)
+    .map((field) => field.field.replace(/^data\./, ""));
+}
+
 /** The first guess for each column: an email-like heading is the email, a known field keeps its name, the rest are new fields. */
 function guess(columns: string[], fields: string[]): Choice[] {
   let emailTaken = false;
@@ -79,13 +86,7 @@ export function ContactImport(props: { onDone: () => void }) {
   const [jobId, setJobId] = useState<string>();
   const [picker, setPicker] = useState(0);
   const toast = useToast();
-  const fields = useLoad(
-    async () =>
-      orThrow(await api.GET("/contacts/fields"))
-        .data.fields.filter((field) => field.isCustom)
-        .map((field) => field.field.replace(/^data\./, "")),
-    [],
-  );
+  const fields = useLoad(customFields, []);
   const job = useLoad(
     async () => (jobId ? orThrow(await api.GET("/contacts/import/{jobId}", { params: { path: { jobId } } })).data : undefined),
     [jobId],
@@ -116,8 +117,10 @@ export function ContactImport(props: { onDone: () => void }) {
       setReadError("The file has no header row: its first line names the columns.");
       return;
     }
+    // A file picked before the fields arrived is guessed against them all the same.
+    const known = fields.data ?? (await customFields());
     setSheet({ name: file.name, columns, rows });
-    setChoices(guess(columns, fields.data ?? []));
+    setChoices(guess(columns, known));
     setNewNames(columns.map(fieldNameOf));
   }
 
