@@ -44,7 +44,7 @@ export function eventPageSql(projectId: string, options: EventPageQuery): Prisma
     : Prisma.empty;
   return Prisma.sql`
     SELECT e.id::text AS id, e.name, e.contact_id::text AS "contactId", c.email AS "contactEmail", e.data, e.created_at AS "createdAt"
-    FROM events e JOIN contacts c ON c.id = e.contact_id
+    FROM events e JOIN contacts c ON c.project_id = e.project_id AND c.id = e.contact_id
     WHERE ${filterSql(projectId, options.filter)} ${before}
     ORDER BY e.created_at DESC, e.id DESC
     LIMIT ${options.limit}`;

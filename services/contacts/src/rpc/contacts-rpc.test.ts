@@ -240,7 +240,7 @@ describe("ContactsService: contacts", () => {
     const projectId = newProjectId();
     const { contact } = await upsert(projectId, randomEmail());
     const until = new Date("2030-01-01T00:00:00.000Z");
-    await harness.db.contact.update({ where: { id: contact?.id ?? "" }, data: { snoozedUntil: until } });
+    await harness.db.contact.update({ where: { projectId_id: { projectId, id: contact?.id ?? "" } }, data: { snoozedUntil: until } });
     const found = await harness.contacts.getContact({ projectId, contactId: contact?.id ?? "" });
     expect(found.contact?.snoozedUntil && timestampDate(found.contact.snoozedUntil)).toEqual(until);
   });

@@ -102,7 +102,10 @@ describe("tracked segment membership", () => {
     const projectId = newProjectId();
     const ids = await contactsWith(harness, projectId, ["vip", "vip", "vip", "basic", "vip"]);
     await harness.contacts.updateContact({ projectId, contactId: ids[1] as string, subscribed: false });
-    await harness.db.contact.update({ where: { id: ids[4] }, data: { snoozedUntil: new Date(Date.now() + 3_600_000) } });
+    await harness.db.contact.update({
+      where: { projectId_id: { projectId, id: ids[4] as string } },
+      data: { snoozedUntil: new Date(Date.now() + 3_600_000) },
+    });
     const expected = [ids[0], ids[2]].sort();
 
     const batches: string[][] = [];
