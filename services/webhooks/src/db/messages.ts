@@ -260,23 +260,31 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
  * payload names it (its id or its address) is redacted now; one still waiting or being delivered goes out as it
  * is (its endpoint is owed the event, contact.deleted included) and is redacted once it settles. Answers how many
  * were redacted and how many wait.
+ *
+ * One statement tells the two apart, by each row's status as it is when the row is locked: with two, a message that
+ * settled between them (recordAttempts) was neither redacted by the first nor marked by the second, and kept the
+ * contact for good.
  */
 export async function eraseContactFromMessages(
   tx: Tx,
   erasure: { projectId: string; contactId: string; email: string },
 ): Promise<{ redacted: number; waiting: number }> {
-  const names = `project_id = $1::uuid AND (strpos(payload::text, $2) > 0 OR ($3 <> '' AND strpos(lower(payload::text), $3) > 0))`;
-  const values = [erasure.projectId, erasure.contactId, erasure.email.toLowerCase()];
-  const redacted = await tx.$executeRawUnsafe(
-    `UPDATE messages SET payload = ${redactedPayload}, attempts = ${redactedAttempts}, redact_when_settled = false
-     WHERE ${names} AND status IN ('delivered', 'failed')`,
-    ...values,
+  const settled = "status IN ('delivered', 'failed')";
+  const [counts] = await tx.$queryRawUnsafe<Array<{ redacted: number; waiting: number }>>(
+    `WITH erased AS (
+       UPDATE messages SET
+         payload = CASE WHEN ${settled} THEN ${redactedPayload} ELSE payload END,
+         attempts = CASE WHEN ${settled} THEN ${redactedAttempts} ELSE attempts END,
+         redact_when_settled = NOT (${settled})
+       WHERE project_id = $1::uuid AND (strpos(payload::text, $2) > 0 OR ($3 <> '' AND strpos(lower(payload::text), $3) > 0))
+       RETURNING redact_when_settled AS waits
+     )
+     SELECT (count(*) FILTER (WHERE NOT waits))::int AS redacted, (count(*) FILTER (WHERE waits))::int AS waiting FROM erased`,
+    erasure.projectId,
+    erasure.contactId,
+    erasure.email.toLowerCase(),
   );
-  const waiting = await tx.$executeRawUnsafe(
-    `UPDATE messages SET redact_when_settled = true WHERE ${names} AND status IN ('pending', 'delivering')`,
-    ...values,
-  );
-  return { redacted, waiting };
+  return counts ?? { redacted: 0, waiting: 0 };
 }
 
 /** The age of the oldest message waiting, in seconds, over every endpoint (0 when none waits). */
