@@ -1,3 +1,4 @@
+import type { paths } from "@herald/client";
 import { lazy, Suspense, useState } from "react";
 import { api, orThrow } from "../api";
 import { AudienceCount, type Condition, ConditionBuilder, emptyCondition } from "../components/condition-builder";
@@ -30,6 +31,7 @@ const audienceTypes = ["ALL", "SEGMENT", "FILTERED"] as const;
 
 export default function Campaigns({ route }: PageProps) {
   if (route[0] === "new") return <NewCampaign />;
+  if (route[0] && route[1] === "edit") return <EditCampaign id={route[0]} />;
   return route[0] ? <CampaignPage id={route[0]} /> : <CampaignList />;
 }
 
@@ -99,24 +101,83 @@ function CampaignList() {
   );
 }
 
-/** A campaign from scratch, or with a template's subject and body copied in; the audience shows its recipient count. */
+type Campaign = paths["/campaigns/{id}"]["get"]["responses"]["200"]["content"]["application/json"];
+type CampaignBody = NonNullable<paths["/campaigns"]["post"]["requestBody"]>["content"]["application/json"];
+
+/** A campaign from scratch, or with a template's subject and body copied in. */
 function NewCampaign() {
-  const templates = useLoad(async () => orThrow(await api.GET("/templates", { params: { query: { pageSize: "100" } } })).data.data, []);
+  return (
+    <Page title="New campaign">
+      <CampaignForm
+        submit="Create the campaign"
+        save={async (body) => navigate(`/campaigns/${orThrow(await api.POST("/campaigns", { body })).data.data.id}`)}
+      />
+    </Page>
+  );
+}
+
+/** A DRAFT or SCHEDULED campaign written again (a scheduled one stays scheduled); the others can only be duplicated. */
+function EditCampaign(props: { id: string }) {
+  const path = { id: props.id };
+  const campaign = useLoad(async () => orThrow(await api.GET("/campaigns/{id}", { params: { path } })).data, [props.id]);
+  if (!campaign.data) return <Loading loading={campaign.loading} error={campaign.error} />;
+  const { name, status } = campaign.data;
+  return (
+    <Page title={`Edit: ${name}`}>
+      {editable(status) ? (
+        <CampaignForm
+          campaign={campaign.data}
+          submit="Save the campaign"
+          save={async (body) => {
+            orThrow(await api.PUT("/campaigns/{id}", { params: { path }, body }));
+            navigate(`/campaigns/${props.id}`);
+          }}
+        />
+      ) : (
+        <EmptyState>
+          A {status.toLowerCase()} campaign can no longer be changed. <a href={`#/campaigns/${props.id}`}>Duplicate it</a> to send it again
+          with changes.
+        </EmptyState>
+      )}
+    </Page>
+  );
+}
+
+/** PUT /campaigns/:id is allowed while the campaign has not started (docs/api-decisions.md "What each status allows"). */
+const editable = (status: string) => status === "DRAFT" || status === "SCHEDULED";
+
+/**
+ * A campaign's fields, body and audience, with the audience's recipient count and the server's preview. An edited
+ * campaign keeps what the form does not show (type, description, reply-to): PUT replaces the campaign whole.
+ */
+function CampaignForm(props: { campaign?: Campaign; submit: string; save: (body: CampaignBody) => Promise<void> }) {
+  const { campaign } = props;
+  const templates = useLoad(
+    async () => (campaign ? [] : orThrow(await api.GET("/templates", { params: { query: { pageSize: "100" } } })).data.data),
+    [],
+  );
   const segments = useLoad(async () => orThrow(await api.GET("/segments")).data, []);
-  const [draft, setDraft] = useState({ name: "", subject: "", from: "", fromName: "" });
-  const [content, setContent] = useState<EmailContent>({ body: "", editor: emptySource() });
+  const [draft, setDraft] = useState({
+    name: campaign?.name ?? "",
+    subject: campaign?.subject ?? "",
+    from: campaign?.from ?? "",
+    fromName: campaign?.fromName ?? "",
+  });
+  const [content, setContent] = useState<EmailContent>(
+    campaign ? { body: campaign.body, editor: campaign.editor } : { body: "", editor: emptySource() },
+  );
   const [sample, setSample] = useState<SampleData>({ firstName: "Ada" });
-  const [audienceType, setAudienceType] = useState<(typeof audienceTypes)[number]>("ALL");
-  const [segmentId, setSegmentId] = useState("");
+  const [audienceType, setAudienceType] = useState<(typeof audienceTypes)[number]>(campaign?.audienceType ?? "ALL");
+  const [segmentId, setSegmentId] = useState(campaign?.segmentId ?? "");
   const [templateId, setTemplateId] = useState("");
-  const [condition, setCondition] = useState<Condition>(emptyCondition);
+  const [condition, setCondition] = useState<Condition>(() => (campaign?.audienceCondition as Condition | null) ?? emptyCondition());
   const set = (key: keyof typeof draft) => (value: string) => setDraft({ ...draft, [key]: value });
   const audience =
     audienceType === "SEGMENT" ? { audienceType, segmentId } : audienceType === "FILTERED" ? { audienceType, condition } : { audienceType };
   return (
-    <Page title="New campaign">
-      <div className="split">
-        <div>
+    <div className="split">
+      <div>
+        {campaign ? null : (
           <Choice
             label="Start from a template"
             value={templateId}
@@ -131,47 +192,48 @@ function NewCampaign() {
               }
             }}
           />
-          <ActionForm
-            submit="Create the campaign"
-            action={async () => {
-              const body = {
-                ...draft,
-                body: content.body,
-                editor: content.editor,
-                fromName: draft.fromName || undefined,
-                audienceType,
-                ...(audienceType === "SEGMENT" ? { segmentId } : {}),
-                ...(audienceType === "FILTERED" ? { audienceCondition: condition } : {}),
-              };
-              const created = orThrow(await api.POST("/campaigns", { body: body as never })).data;
-              navigate(`/campaigns/${created.data.id}`);
-            }}
-          >
-            <Field label="Name" value={draft.name} onChange={set("name")} required />
-            <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
-            <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
-            <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
-            <Suspense fallback={<p>Loading the editor…</p>}>
-              <EmailComposer key={templateId} value={content} onChange={setContent} title={draft.subject} />
-            </Suspense>
-            <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
-            {audienceType === "SEGMENT" ? (
-              <Choice
-                label="Segment"
-                value={segmentId}
-                empty="Choose a segment"
-                required
-                options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
-                onChange={setSegmentId}
-              />
-            ) : null}
-            {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
-            {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}
-          </ActionForm>
-        </div>
-        <PreviewPanel subject={draft.subject} body={content.body} sample={sample} onSample={setSample} />
+        )}
+        <ActionForm
+          submit={props.submit}
+          action={() =>
+            props.save({
+              ...draft,
+              description: campaign?.description ?? undefined,
+              replyTo: campaign?.replyTo ?? undefined,
+              type: campaign?.type,
+              body: content.body,
+              editor: content.editor,
+              fromName: draft.fromName || undefined,
+              audienceType,
+              ...(audienceType === "SEGMENT" ? { segmentId } : {}),
+              ...(audienceType === "FILTERED" ? { audienceCondition: condition } : {}),
+            } as CampaignBody)
+          }
+        >
+          <Field label="Name" value={draft.name} onChange={set("name")} required />
+          <Field label="From (an address of a verified domain)" type="email" value={draft.from} onChange={set("from")} required />
+          <Field label="From name" value={draft.fromName} onChange={set("fromName")} />
+          <Field label="Subject" value={draft.subject} onChange={set("subject")} required />
+          <Suspense fallback={<p>Loading the editor…</p>}>
+            <EmailComposer key={templateId} value={content} onChange={setContent} title={draft.subject} />
+          </Suspense>
+          <Select label="Audience" value={audienceType} options={audienceTypes} onChange={setAudienceType} />
+          {audienceType === "SEGMENT" ? (
+            <Choice
+              label="Segment"
+              value={segmentId}
+              empty="Choose a segment"
+              required
+              options={(segments.data ?? []).map((segment) => ({ value: segment.id, label: segment.name }))}
+              onChange={setSegmentId}
+            />
+          ) : null}
+          {audienceType === "FILTERED" ? <ConditionBuilder value={condition} onChange={setCondition} /> : null}
+          {audienceType !== "SEGMENT" || segmentId ? <AudienceCount audience={audience} /> : null}
+        </ActionForm>
       </div>
-    </Page>
+      <PreviewPanel subject={draft.subject} body={content.body} sample={sample} onSample={setSample} />
+    </div>
   );
 }
 
@@ -207,6 +269,11 @@ function CampaignPage(props: { id: string }) {
         {campaign.data.stopReason ? ` (${campaign.data.stopReason})` : ""}
       </p>
       <div className="toolbar">
+        {editable(status) ? (
+          <button type="button" className="secondary" onClick={() => navigate(`/campaigns/${props.id}/edit`)}>
+            Edit
+          </button>
+        ) : null}
         {status === "DRAFT" ? (
           <>
             <ActionButton
