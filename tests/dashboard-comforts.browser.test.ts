@@ -1,9 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import AxeBuilder from "@axe-core/playwright";
 import { testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, openPage, screenshot, seriousViolations } from "./support/browser.js";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 import { webhookReceiverAddress } from "./support/webhook-receiver.js";
@@ -13,22 +11,9 @@ const { stack, chromiumPath, dns: dnsServer, smtp } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
-/** Screenshots of the pages, kept as artefacts of the run beside the other pages' (tests/dashboard.browser.test.ts). */
-const artefacts = fileURLToPath(new URL("../.herald/artifacts/dashboard/", import.meta.url));
 const patient = { timeout: 60_000 };
 
 type ContactJson = { id: string; email: string; data: Record<string, unknown> };
-
-/**
- * axe-core's serious and critical violations on the page as it stands, each named with `where`. The email preview's
- * frame is left out, as tests/dashboard-editor.browser.test.ts explains (sandboxed, axe's call into it goes unanswered).
- */
-async function seriousViolations(target: Page, where: string): Promise<string[]> {
-  const results = await new AxeBuilder({ page: target }).exclude("iframe.preview-frame").analyze();
-  return results.violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${where} ${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
 
 /**
  * What makes the dashboard comfortable, in Debian's Chromium: a CSV whose columns are mapped before the import, toasts
@@ -41,7 +26,7 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
   let project: CreatedProject;
   let domain = "";
   const ids = { contact: "", template: "", campaign: "", workflow: "", webhook: "" };
-  const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const go = (target: Page, hash: string) => target.goto(`${stack.gatewayUrl}/app/#${hash}`);
   const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const answer = await call<T>(method, path, { key: project.secretKey, ...(body === undefined ? {} : { body }) });
@@ -54,7 +39,6 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     );
 
   beforeAll(async () => {
-    mkdirSync(artefacts, { recursive: true });
     owner = await signUp(call, "comforts-owner");
     project = await createProject(call, owner.cookie, "Comforts project");
     // Something on every page: a verified domain, contacts with a field, a template, a segment, a draft campaign, a
@@ -96,12 +80,8 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     await sink.waitForMessages(1, { to: known, timeoutMs: 30_000 });
     await waitUntil(async () => (await api<{ data: unknown[] }>("GET", "/activity?limit=1")).data.length > 0, { timeoutMs: 30_000 });
 
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const [name, value] = owner.cookie.split("=") as [string, string];
-    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
+    browser = await launchBrowser(chromiumPath);
+    page = await openPage(browser, stack.gatewayUrl, owner.cookie);
   });
 
   afterAll(async () => {
@@ -192,7 +172,7 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     await shared.reload();
     await shared.getByText("No campaign is sent.").waitFor();
     expect(await shared.getByLabel("Status").inputValue()).toBe("SENT");
-    await shared.screenshot({ path: `${artefacts}campaigns-empty-filter.png`, fullPage: true });
+    await screenshot(shared, "campaigns-empty-filter");
     await shared.getByRole("link", { name: "Show every campaign" }).click();
     await shared.getByRole("link", { name: "Spring news" }).waitFor();
 
@@ -232,14 +212,13 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     }
 
     // The screens before signing in.
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const signedOut = await context.newPage();
+    const signedOut = await openPage(browser, stack.gatewayUrl);
     for (const hash of ["/login", "/signup", "/forgot"]) {
       await go(signedOut, hash);
       await signedOut.getByRole("heading", { level: 1 }).waitFor();
       found.push(...(await seriousViolations(signedOut, hash)));
     }
-    await context.close();
+    await signedOut.context().close();
     expect(found).toEqual([]);
   });
 });

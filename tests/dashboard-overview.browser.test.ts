@@ -1,9 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import AxeBuilder from "@axe-core/playwright";
 import { testDnsClient, testSmtpSinkClient, waitUntil } from "@herald/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, openPage, screenshot, seriousViolations } from "./support/browser.js";
 import { verifiedDomain } from "./support/domains.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 
@@ -11,8 +9,6 @@ const { stack, chromiumPath, dns: dnsServer, smtp } = inject("herald");
 const call = restClient(stack.gatewayUrl);
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
-/** Screenshots of the page, kept as artefacts of the run beside the other pages' (tests/dashboard.browser.test.ts). */
-const artefacts = fileURLToPath(new URL("../.herald/artifacts/dashboard/", import.meta.url));
 
 const counted = ["sent", "delivered", "opened", "clicked", "bounced", "complained"] as const;
 type Totals = Record<(typeof counted)[number], number>;
@@ -30,7 +26,7 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
   let page: Page;
   let owner: SignedInUser;
   let project: CreatedProject;
-  const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
 
   /** The API's counts for the period, summed from its daily buckets as the overview sums them. */
   const totalsFromApi = async (days: number): Promise<Totals> => {
@@ -54,7 +50,6 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
   };
 
   beforeAll(async () => {
-    mkdirSync(artefacts, { recursive: true });
     owner = await signUp(call, "overview-owner");
     project = await createProject(call, owner.cookie, "Overview project");
     const { domain } = await verifiedDomain(call, dns, project.secretKey, "overview");
@@ -73,12 +68,8 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
     // counted only when a receiver's report says so, which the test's sink sends none of).
     await waitUntil(async () => (await totalsFromApi(7)).sent === recipients.length, { timeoutMs: 60_000 });
 
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const [name, value] = owner.cookie.split("=") as [string, string];
-    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
+    browser = await launchBrowser(chromiumPath);
+    page = await openPage(browser, stack.gatewayUrl, owner.cookie);
   });
 
   afterAll(async () => {
@@ -120,8 +111,6 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
     await page.goto(`${stack.gatewayUrl}/app/#/overview`);
     await page.getByTestId("overview-figures").waitFor();
     await page.locator(".chart .uplot canvas").first().waitFor();
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
-    expect(bad.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

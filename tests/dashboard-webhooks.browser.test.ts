@@ -1,17 +1,14 @@
 import { createHmac } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, openPage, screenshot } from "./support/browser.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, verifyAddress } from "./support/http.js";
 import { webhookReceiverAddress } from "./support/webhook-receiver.js";
 
 const { stack, chromiumPath } = inject("herald");
 const call = restClient(stack.gatewayUrl);
-/** Screenshots of the page, kept as artefacts of the run beside the other pages' (tests/dashboard.browser.test.ts). */
-const artefacts = fileURLToPath(new URL("../.herald/artifacts/dashboard/", import.meta.url));
 const patient = { timeout: 60_000 };
 
 interface Received {
@@ -57,11 +54,10 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
   let endpointUrl = "";
   let owner: SignedInUser;
   let project: CreatedProject;
-  const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const lastReceived = () => receiver.received.at(-1);
 
   beforeAll(async () => {
-    mkdirSync(artefacts, { recursive: true });
     await new Promise<void>((resolve) => receiver.server.listen(0, webhookReceiverAddress, resolve));
     endpointUrl = `http://${webhookReceiverAddress}:${(receiver.server.address() as AddressInfo).port}/herald`;
     // Signed in through the API: tests/dashboard.browser.test.ts walks the sign-up pages already.
@@ -69,12 +65,8 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
     // Only a verified owner may add members (the member test below).
     await verifyAddress(call, owner);
     project = await createProject(call, owner.cookie, "Webhooks project");
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const [name, value] = owner.cookie.split("=") as [string, string];
-    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
+    browser = await launchBrowser(chromiumPath);
+    page = await openPage(browser, stack.gatewayUrl, owner.cookie);
   });
 
   afterAll(async () => {
@@ -190,10 +182,7 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
       body: { email: member.email, role: "MEMBER" },
     });
     expect(added.status).toBe(201);
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const [name, value] = member.cookie.split("=") as [string, string];
-    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
-    const memberPage = await context.newPage();
+    const memberPage = await openPage(browser, stack.gatewayUrl, member.cookie);
     try {
       await memberPage.goto(`${stack.gatewayUrl}/app/#/webhooks`);
       await memberPage.getByRole("link", { name: endpointUrl }).waitFor();
@@ -206,7 +195,7 @@ describe("the dashboard's Webhooks page in a browser", { timeout: 240_000 }, () 
       }
       expect(await memberPage.getByTestId("webhook-secret").count()).toBe(0);
     } finally {
-      await context.close();
+      await memberPage.context().close();
     }
   });
 

@@ -1,16 +1,12 @@
 import { createHmac } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import AxeBuilder from "@axe-core/playwright";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, openPage, screenshot, seriousViolations } from "./support/browser.js";
 import { type CreatedProject, createProject, restClient, type SignedInUser, signUp, uniqueEmail } from "./support/http.js";
 import { startWebhookReceiver } from "./support/webhook-receiver.js";
 
 const { stack, chromiumPath } = inject("herald");
 const call = restClient(stack.gatewayUrl);
-/** Screenshots of the page, kept as artefacts of the run beside the other pages' (tests/dashboard.browser.test.ts). */
-const artefacts = fileURLToPath(new URL("../.herald/artifacts/dashboard/", import.meta.url));
 const patient = { timeout: 60_000 };
 
 /**
@@ -25,12 +21,8 @@ describe("the dashboard's workflow editor in a browser", { timeout: 300_000 }, (
   let owner: SignedInUser;
   let project: CreatedProject;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
-  const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
-  const expectAccessible = async () => {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
-    expect(bad.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([]);
-  };
+  const shot = (name: string) => screenshot(page, name);
+  const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
   const node = (name: string) => page.getByTestId("workflow-step").filter({ hasText: name });
   const edges = () => page.locator(".react-flow__edge");
 
@@ -51,18 +43,12 @@ describe("the dashboard's workflow editor in a browser", { timeout: 300_000 }, (
   const input = (step: string) => node(step).locator(".react-flow__handle.target");
 
   beforeAll(async () => {
-    mkdirSync(artefacts, { recursive: true });
     receiver = await startWebhookReceiver();
     // Signed in through the API: tests/dashboard.browser.test.ts walks the sign-up pages already.
     owner = await signUp(call, "flows-owner");
     project = await createProject(call, owner.cookie, "Workflows project");
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
-    // A context of our own: axe-core's AxeBuilder opens a page beside this one to gather its results.
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const [name, value] = owner.cookie.split("=") as [string, string];
-    await context.addCookies([{ name, value, url: stack.gatewayUrl }]);
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
+    browser = await launchBrowser(chromiumPath);
+    page = await openPage(browser, stack.gatewayUrl, owner.cookie);
   });
 
   afterAll(async () => {

@@ -1,16 +1,13 @@
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { testDnsClient, testSmtpSinkClient } from "@herald/testing";
 import { simpleParser } from "mailparser";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, openPage, screenshot } from "./support/browser.js";
 import { uniqueEmail } from "./support/http.js";
 
 const { stack, dns: dnsServer, smtp, chromiumPath } = inject("herald");
 const dns = testDnsClient(dnsServer.controlUrl);
 const sink = testSmtpSinkClient(smtp.controlUrl);
-/** Screenshots of the main pages, kept as artefacts of the run (docs/dashboard.md shows them). */
-const artefacts = fileURLToPath(new URL("../.herald/artifacts/dashboard/", import.meta.url));
 const patient = { timeout: 60_000 };
 
 /**
@@ -21,14 +18,12 @@ const patient = { timeout: 60_000 };
 describe("the dashboard in a browser", { timeout: 180_000 }, () => {
   let browser: Browser;
   let page: Page;
-  const shot = (name: string) => page.screenshot({ path: `${artefacts}${name}.png`, fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const go = (hash: string) => page.goto(`${stack.gatewayUrl}/app/#${hash}`);
 
   beforeAll(async () => {
-    mkdirSync(artefacts, { recursive: true });
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] });
-    page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
-    page.setDefaultTimeout(30_000);
+    browser = await launchBrowser(chromiumPath);
+    page = await openPage(browser, stack.gatewayUrl);
   });
 
   afterAll(async () => {
