@@ -37,6 +37,7 @@ import { registerTrackingRoutes } from "./routes/delivery/tracking-routes.js";
 import { registerUploadRoutes } from "./routes/delivery/upload-routes.js";
 import { registerVerifyRoutes } from "./routes/delivery/verify-routes.js";
 import { registerWebhookRoutes } from "./routes/delivery/webhook-routes.js";
+import { registerEditorSource } from "./routes/editor-source.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerAuthRoutes } from "./routes/identity/auth-routes.js";
 import { registerBillingRoutes } from "./routes/identity/billing-routes.js";
@@ -89,6 +90,7 @@ export async function build(deps: Deps): Promise<FastifyInstance> {
   app.server.on("error", (error) => app.log.error({ err: error }, "the HTTP server reported an error"));
   await app.register(cookie);
   await registerOpenApi(app, { publicUrl: config.PUBLIC_URL, version: deps.version });
+  registerEditorSource(app);
   const authFailures = await registerRateLimit(app, {
     redis: deps.redis,
     perMinute: config.RATE_LIMIT_PER_MINUTE,

@@ -16,6 +16,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
     for (const method of [route.method].flat()) minimumRoles.set(`${method.toLowerCase()} ${path}`, minimumRoleOf(method, route.url));
   });
   await app.register(swagger, {
+    // A schema added with app.addSchema is the component named by its $id (EditorSource), not "def-0".
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
     transformObject: (documentObject) => {
       const document = "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
       for (const [path, operations] of Object.entries(document.paths ?? {})) {

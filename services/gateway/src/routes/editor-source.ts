@@ -1,10 +1,13 @@
 import { type Static, Type } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
 
 /**
  * The dashboard editor's source of a template's or a campaign's body (docs/api-decisions.md
  * "Editor source"): a list of blocks the dashboard compiles to the body's HTML through MJML.
  * The owning service stores it as given (a JSON object of at most 256 KB); its shape is checked
  * here, so that a bad one is a 400 naming the field, and so that the OpenAPI document shows it.
+ * Routes name it by reference (EditorSourceRef): the document holds it once, as the component
+ * EditorSource, rather than inlined in every request and response that carries it.
  */
 
 const closed = { additionalProperties: false } as const;
@@ -72,6 +75,8 @@ const ColumnsBlock = Type.Object(
   closed,
 );
 
+const editorSourceId = "EditorSource";
+
 export const EditorSourceSchema = Type.Object(
   {
     format: Type.Literal("herald-blocks"),
@@ -84,9 +89,15 @@ export const EditorSourceSchema = Type.Object(
       { maxItems: 100 },
     ),
   },
-  { ...closed, title: "EditorSource" },
+  { ...closed, $id: editorSourceId, title: "EditorSource" },
 );
 export type EditorSource = Static<typeof EditorSourceSchema>;
+
+/** EditorSourceSchema where a route's schema holds it: the gateway adds the schema once (registerEditorSource). */
+export const EditorSourceRef = Type.Unsafe<EditorSource>(Type.Ref(editorSourceId));
+
+/** Makes EditorSourceRef resolvable by the routes' validation and serialization, and the OpenAPI document's component. */
+export const registerEditorSource = (app: FastifyInstance) => app.addSchema(EditorSourceSchema);
 
 /** An editor source from a request: undefined leaves it, null clears it (an empty text for the services). */
 export const editorJsonOf = (editor: EditorSource | null | undefined): string | undefined =>

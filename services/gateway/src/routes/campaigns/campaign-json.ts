@@ -8,7 +8,7 @@ import {
   CampaignType,
 } from "@herald/proto/herald/campaigns/v1/campaigns_service_pb";
 import { DataSchema } from "../contacts/json.js";
-import { EditorSourceSchema, editorOf } from "../editor-source.js";
+import { EditorSourceRef, editorOf } from "../editor-source.js";
 import { DateTime, iso, Nullable } from "../shared-schemas.js";
 
 /** REST ↔ proto for campaigns; the shape is SPEC.md's "Campaign" (docs/api-decisions.md "Campaigns" for the rest). */
@@ -80,7 +80,7 @@ export const CampaignSchema = Type.Object({
   createdAt: Nullable(DateTime),
   updatedAt: Nullable(DateTime),
   /** Not in SPEC.md's campaign: the dashboard editor's source of the body, null when written as HTML. */
-  editor: Nullable(EditorSourceSchema),
+  editor: Nullable(EditorSourceRef),
 });
 
 export const toCampaignJson = (campaign: Campaign | undefined) => {

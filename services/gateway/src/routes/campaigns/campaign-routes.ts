@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { projectOf } from "../../auth/authenticate.js";
 import { HttpProblem } from "../../http/errors.js";
 import type { Upstreams } from "../../upstreams.js";
-import { EditorSourceSchema, editorJsonOf } from "../editor-source.js";
+import { EditorSourceRef, editorJsonOf } from "../editor-source.js";
 import { badQuery, Nullable, positiveIntegerOf } from "../shared-schemas.js";
 import {
   AudienceTypeSchema,
@@ -40,7 +40,7 @@ const CampaignFields = Type.Object({
   audienceType: Type.Optional(AudienceTypeSchema),
   segmentId: OptionalText,
   audienceCondition: Type.Optional(Type.Unknown()),
-  editor: Type.Optional(Nullable(EditorSourceSchema)),
+  editor: Type.Optional(Nullable(EditorSourceRef)),
 });
 
 /** status: one of the five names (any case); another value is a 400 (SPEC.md). */

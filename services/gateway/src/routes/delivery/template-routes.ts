@@ -5,7 +5,7 @@ import { projectOf } from "../../auth/authenticate.js";
 import type { Upstreams } from "../../upstreams.js";
 import { workflowUsage } from "../automation/workflow-usage.js";
 import { jsonDataOf } from "../contacts/json.js";
-import { EditorSourceSchema, editorJsonOf, editorOf } from "../editor-source.js";
+import { EditorSourceRef, editorJsonOf, editorOf } from "../editor-source.js";
 import { badQuery, iso, positiveIntegerOf } from "../shared-schemas.js";
 
 const typeNames = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
@@ -25,7 +25,7 @@ export const TemplateSchema = Type.Object({
   replyTo: Type.Union([Type.String(), Type.Null()]),
   type: TemplateTypeSchema,
   /** Not in SPEC.md's template: the dashboard editor's source of the body, null when written as HTML. */
-  editor: Type.Union([EditorSourceSchema, Type.Null()]),
+  editor: Type.Union([EditorSourceRef, Type.Null()]),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -87,7 +87,7 @@ const TemplateFields = Type.Object({
   fromName: OptionalText,
   replyTo: OptionalText,
   type: Type.Optional(TemplateTypeSchema),
-  editor: Type.Optional(Type.Union([EditorSourceSchema, Type.Null()])),
+  editor: Type.Optional(Type.Union([EditorSourceRef, Type.Null()])),
 });
 
 export function registerTemplateRoutes(app: FastifyInstance, deps: { upstreams: Upstreams }): void {
