@@ -1,10 +1,11 @@
-import { lazy, Suspense, useEffect, useState } from "react";
+import { type ComponentType, lazy, Suspense, useEffect, useState } from "react";
 import { api, orThrow, rememberedProject, setCurrentProject } from "./api";
 import { ReputationBanner } from "./components/reputation";
 import { ActionForm, Field, Loading } from "./components/ui";
 import { useLoad } from "./hooks";
 import { AuthScreen } from "./pages/auth";
 import { navigate, useRoute } from "./router";
+import type { PageProps } from "./types";
 
 const pageLoaders = {
   overview: () => import("./pages/overview"),
@@ -19,15 +20,36 @@ const pageLoaders = {
   settings: () => import("./pages/settings"),
 };
 type PageName = keyof typeof pageLoaders;
-const pages = Object.fromEntries(Object.entries(pageLoaders).map(([name, load]) => [name, lazy(load)])) as {
-  [name in PageName]: ReturnType<typeof lazy>;
+type PageComponent = ComponentType<PageProps>;
+
+/** The pages whose code has arrived, as their components. */
+const loadedPages: Partial<Record<PageName, PageComponent>> = {};
+const loadPage = (name: PageName) =>
+  pageLoaders[name]().then((module) => {
+    loadedPages[name] = module.default as PageComponent;
+    return { default: module.default as PageComponent };
+  });
+
+/**
+ * Each page's component, chosen once: the page itself when its code has arrived by then (the first page, fetched with
+ * the entry), else a lazy one. A lazy page suspends on its first render even when its code is there, and React holds a
+ * suspended boundary's content back for 300 ms (its fallback throttle): the first screen would wait for that.
+ */
+const pageComponents: Partial<Record<PageName, PageComponent>> = {};
+const pageComponent = (name: PageName): PageComponent => {
+  pageComponents[name] ??= loadedPages[name] ?? lazy(() => loadPage(name));
+  return pageComponents[name];
 };
 
 // The first screen needs the user, the projects and its page's code: all three start with the page, not one after another.
 const firstPage = window.location.hash.replace(/^#\/?/, "").split(/[/?]/)[0] as PageName;
-void (pageLoaders[firstPage] ?? pageLoaders.overview)();
+void loadPage(firstPage in pageLoaders ? firstPage : "overview");
+let earlyUser: ReturnType<typeof fetchUser> | undefined = fetchUser();
 let earlyProjects: ReturnType<typeof fetchProjects> | undefined = fetchProjects();
 
+function fetchUser() {
+  return api.GET("/users/@me");
+}
 function fetchProjects() {
   return api.GET("/users/@me/projects");
 }
@@ -49,7 +71,10 @@ export function App() {
   const route = useRoute();
   const [session, setSession] = useState(0);
   const me = useLoad(async () => {
-    const answer = await api.GET("/users/@me");
+    // The first answer was asked for with the page; after a sign-in or out, ask again.
+    const early = earlyUser;
+    earlyUser = undefined;
+    const answer = await (early ?? fetchUser());
     return answer.response.ok ? answer.data : null;
   }, [session]);
   const first = route[0] ?? "overview";
@@ -92,7 +117,7 @@ function Workspace(props: { user: User; route: string[]; onSignedOut: () => void
   setCurrentProject(projectId);
 
   const name = (props.route[0] ?? "overview") as PageName;
-  const Current = pages[name] ?? pages.overview;
+  const Current = pageComponent(name in pageLoaders ? name : "overview");
   const project = projects.data?.find((candidate) => candidate.id === projectId);
 
   return (

@@ -8,12 +8,16 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `load` when its dependencies change, and on reload(); keeps the last data while reloading. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+/**
+ * Runs `load` when its dependencies change, and on reload(); keeps the last data while reloading. With `ready` false it
+ * waits (loading) until it turns true: a panel below the first screen's figures asks after them.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], ready = true): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
   const [generation, setGeneration] = useState(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what `load` depends on.
   useEffect(() => {
+    if (!ready) return;
     let current = true;
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
@@ -23,7 +27,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     return () => {
       current = false;
     };
-  }, [...deps, generation]);
+  }, [...deps, generation, ready]);
   const reload = useCallback(() => setGeneration((value) => value + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }

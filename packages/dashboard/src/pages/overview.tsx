@@ -47,25 +47,33 @@ export default function Overview({ project }: PageProps) {
     [project.id, days],
   );
   const security = useSecurity(project.id);
+  // The figures first: the panels below them ask once the period's counts have answered, rather than sharing the
+  // browser's six connections and the stack's cores with them on the first screen.
+  const figuresAnswered = series.data !== undefined || series.error !== undefined;
   const topCampaigns = useLoad(
     async () => orThrow(await api.GET("/analytics/top-campaigns", { params: { query: { metric: "sent", limit: "5" } } })).data,
     [project.id],
+    figuresAnswered,
   );
   const topEvents = useLoad(
     async () => orThrow(await api.GET("/analytics/top-events", { params: { query: { limit: "5", days: String(days) } } })).data,
     [project.id, days],
+    figuresAnswered,
   );
   const upcoming = useLoad(
     async () => orThrow(await api.GET("/activity/upcoming", { params: { query: { limit: "5" } } })).data,
     [project.id],
+    figuresAnswered,
   );
   const setup = useLoad(
     async () => orThrow(await api.GET("/projects/{id}/setup-state", { params: { path: { id: project.id } } })).data,
     [project.id],
+    figuresAnswered,
   );
   const domains = useLoad(
     async () => orThrow(await api.GET("/domains/project/{projectId}", { params: { path: { projectId: project.id } } })).data,
     [project.id],
+    figuresAnswered,
   );
 
   const totals = series.data ? totalsOf(series.data.buckets) : undefined;
