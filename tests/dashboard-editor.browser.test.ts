@@ -184,6 +184,10 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
       .poll(() => page.getByRole("group", { name: "Column 2" }).getByLabel("Text", { exact: true }).inputValue())
       .toBe("Right side");
     await button.getByLabel("Button label").fill("Start now");
+    // The server's preview shows every block, the changed one included.
+    const preview = page.frameLocator("iframe[title^='Rendered body']");
+    await preview.getByText("Start now").waitFor();
+    await preview.getByText("Welcome aboard").waitFor();
     await expectAccessible();
     await shot("editor-template");
     await page.getByRole("button", { name: "Save the template" }).click();
@@ -192,6 +196,7 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
     expect(saved.editor.format).toBe("herald-blocks");
     expect(saved.editor.blocks.map((block: { type: string }) => block.type)).toEqual(["text", "columns", "button", "footer"]);
     expect(saved.body).toContain("Right side");
+    expect(saved.body).toContain("Welcome aboard");
 
     // The raw HTML editor stays: switching keeps the HTML to edit by hand, and saving drops the blocks.
     await page.getByLabel("HTML", { exact: true }).check();
