@@ -8,7 +8,7 @@ import { createRpcTransport } from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import type autocannon from "autocannon";
 import pg from "pg";
-import { bulkLoad } from "./segments.ts";
+import { bulkLoad, withoutChangeEvents } from "./segments.ts";
 
 export interface ScaleProject {
   id: string;
@@ -51,20 +51,22 @@ async function grow(contacts: pg.Client, delivery: pg.Client, largeId: string, f
   const setup = "SET synchronous_commit = off; SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2";
   await contacts.query(setup);
   await delivery.query(setup);
-  await bulkLoad(contacts, "contacts", () =>
-    contacts.query(
-      `INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-       SELECT gen_random_uuid(), CASE WHEN i % 2 = 0 THEN $1::uuid ELSE ($2::uuid[])[1 + (i / 2) % 99] END,
-         'user' || i || '@seed.test', i % 10 <> 1,
-         jsonb_build_object(
-           'plan', (ARRAY['free','starter','pro','enterprise'])[1 + i % 4],
-           'country', (ARRAY['US','DE','FR','GB','ES','IT','NL','SE','PL','BR','IN','JP','CA','AU','MX','AR','ZA','NG','KR','SG'])[1 + (i / 2) % 20],
-           'score', (i::bigint * 7919) % 1000,
-           'first name', 'Name' || (i % 5000)
-         ),
-         now() - (i % 365) * interval '1 day', now()
-       FROM generate_series($3::bigint + 1, $4::bigint) AS i`,
-      [largeId, otherProjects, from, to],
+  await withoutChangeEvents(contacts, () =>
+    bulkLoad(contacts, "contacts", () =>
+      contacts.query(
+        `INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+         SELECT gen_random_uuid(), CASE WHEN i % 2 = 0 THEN $1::uuid ELSE ($2::uuid[])[1 + (i / 2) % 99] END,
+           'user' || i || '@seed.test', i % 10 <> 1,
+           jsonb_build_object(
+             'plan', (ARRAY['free','starter','pro','enterprise'])[1 + i % 4],
+             'country', (ARRAY['US','DE','FR','GB','ES','IT','NL','SE','PL','BR','IN','JP','CA','AU','MX','AR','ZA','NG','KR','SG'])[1 + (i / 2) % 20],
+             'score', (i::bigint * 7919) % 1000,
+             'first name', 'Name' || (i % 5000)
+           ),
+           now() - (i % 365) * interval '1 day', now()
+         FROM generate_series($3::bigint + 1, $4::bigint) AS i`,
+        [largeId, otherProjects, from, to],
+      ),
     ),
   );
   const contactsSeconds = seconds(started);
