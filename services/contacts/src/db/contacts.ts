@@ -85,26 +85,35 @@ function filterSql(projectId: string, filter: ContactFilter): Prisma.Sql {
   return Prisma.join(conditions, " AND ");
 }
 
+export interface ContactPageQuery {
+  filter: ContactFilter;
+  order: ContactOrder;
+  after: ContactPosition | undefined;
+  limit: number;
+}
+
 /**
  * One page in a total order: the sort column, then the id for ties, so that a page
- * boundary is a fixed point that rows inserted meanwhile cannot shift.
+ * boundary is a fixed point that rows inserted meanwhile cannot shift. The ties are
+ * ordered by contacts.id, the column: a bare "id" names the output's id::text, which
+ * no index orders, so every contact of the page's last instant was read and sorted.
  */
-export async function listContacts(
-  db: Reader,
-  projectId: string,
-  options: { filter: ContactFilter; order: ContactOrder; after: ContactPosition | undefined; limit: number },
-): Promise<ContactRow[]> {
-  const { order, after } = options;
-  const column = order.sort === "email" ? Prisma.raw("email") : Prisma.raw("created_at");
+export function contactPageSql(projectId: string, query: ContactPageQuery): Prisma.Sql {
+  const { order, after } = query;
+  const column = order.sort === "email" ? Prisma.raw("contacts.email") : Prisma.raw("contacts.created_at");
   const direction = Prisma.raw(order.direction === "asc" ? "ASC" : "DESC");
   const comparison = Prisma.raw(order.direction === "asc" ? ">" : "<");
   const value = after && (order.sort === "email" ? Prisma.sql`${after.value}::text` : Prisma.sql`${new Date(after.value)}::timestamptz`);
-  const keyset = after && value ? Prisma.sql`AND (${column}, id) ${comparison} (${value}, ${after.id}::uuid)` : Prisma.empty;
-  const rows = await db.$queryRaw<ContactRow[]>`
+  const keyset = after && value ? Prisma.sql`AND (${column}, contacts.id) ${comparison} (${value}, ${after.id}::uuid)` : Prisma.empty;
+  return Prisma.sql`
     SELECT ${contactColumns()} FROM contacts
-    WHERE ${filterSql(projectId, options.filter)} ${keyset}
-    ORDER BY ${column} ${direction}, id ${direction}
-    LIMIT ${options.limit}`;
+    WHERE ${filterSql(projectId, query.filter)} ${keyset}
+    ORDER BY ${column} ${direction}, contacts.id ${direction}
+    LIMIT ${query.limit}`;
+}
+
+export async function listContacts(db: Reader, projectId: string, query: ContactPageQuery): Promise<ContactRow[]> {
+  const rows = await db.$queryRaw<ContactRow[]>(contactPageSql(projectId, query));
   return rows.map(asContact);
 }
 

@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { compileCondition } from "./condition-sql.js";
+import { contactPageSql } from "./contacts.js";
 import { eventPageSql } from "./events.js";
 
 const dayMs = 86_400_000;
@@ -54,6 +55,20 @@ describe("partition pruning of events", () => {
     expect(read).toEqual([...inWindow, "events_default"].sort());
     expect(read).toContain(partitionName("events", now));
     expect(read).not.toContain(partitionName("events", new Date(now.getTime() - 90 * dayMs)));
+  });
+
+  it("orders GET /contacts' pages by the key's columns, so that the contacts of one instant are not all read and sorted", async () => {
+    for (const sort of ["createdAt", "email"] as const) {
+      const page = contactPageSql(projectId, {
+        filter: { search: "", subscribed: undefined },
+        order: { sort, direction: "desc" },
+        after: { sort, direction: "desc", value: sort === "email" ? "m@example.com" : now.toISOString(), id: randomUUID() },
+        limit: 21,
+      });
+      const { rows } = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN (COSTS OFF) ${page.text}`, page.values);
+      // Ordered by the output's id::text instead, no index served the order.
+      expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).not.toMatch(/id\)::text\)/);
+    }
   });
 
   it("a later page reads no month after its cursor", async () => {

@@ -81,7 +81,7 @@ export async function findSegment(db: Reader, projectId: string, id: string): Pr
 /** Newest first. */
 export async function listSegments(db: Reader, projectId: string): Promise<SegmentRow[]> {
   return db.$queryRaw<SegmentRow[]>`
-    SELECT ${segmentColumns} FROM segments WHERE project_id = ${projectId}::uuid ORDER BY created_at DESC, id DESC`;
+    SELECT ${segmentColumns} FROM segments WHERE project_id = ${projectId}::uuid ORDER BY created_at DESC, segments.id DESC`;
 }
 
 /** The project's DYNAMIC segments with trackMembership. */

@@ -74,7 +74,9 @@ export function activityPageSql(projectId: string, query: ActivityPageQuery): Pr
       occurred_at AS "occurredAt", subject, sender, in_reply_to_email_id::text AS "inReplyToEmailId"
     FROM email_activity
     WHERE ${Prisma.join(conditions, " AND ")}
-    ORDER BY occurred_at DESC, id DESC
+    -- email_activity.id, the column: a bare "id" names the output's id::text, which no index orders, so rows of one
+    -- instant (a campaign's batch) were all read and sorted for each page.
+    ORDER BY occurred_at DESC, email_activity.id DESC
     LIMIT ${query.limit}`;
 }
 

@@ -49,6 +49,18 @@ describe("partition pruning of email_activity", () => {
     expect(read).not.toContain(partitionName("email_activity", new Date(now.getTime() - 90 * dayMs)));
   });
 
+  it("orders a page by the key's columns, so that the rows of one instant are not all read and sorted", async () => {
+    const page = activityPageSql(projectId, {
+      filter: { types: [], since: new Date(now.getTime() - 30 * dayMs) },
+      before: undefined,
+      limit: 21,
+    });
+    const { rows } = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN (COSTS OFF) ${page.text}`, page.values);
+    const plan = rows.map((row) => row["QUERY PLAN"]).join("\n");
+    // Ordered by the output's id::text instead, no index served the order and every row of the page's last instant was sorted.
+    expect(plan).not.toMatch(/id\)::text\) DESC/);
+  });
+
   it("a later page reads no month after its cursor", async () => {
     const since = new Date(now.getTime() - 365 * dayMs);
     const cursor = new Date(now.getTime() - 200 * dayMs);
