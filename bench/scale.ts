@@ -2,7 +2,8 @@
 // BENCH_SCALE_SIZES contacts (default 1,000,000 then 10,000,000), with five tracked
 // events per contact, across 100 projects of which one holds half of every contact, and
 // an email with two activity rows for every tenth contact. At each size it measures the
-// paths that grow with the data, on the large project, and the disk each table takes.
+// paths that grow with the data, on the large project, and the disk each table takes; at the
+// largest size, last, it drops a month of events as the retention pass does.
 import { createClient } from "@connectrpc/connect";
 import { createRpcTransport } from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
@@ -266,6 +267,33 @@ async function measure(target: ScaleBenchTarget, size: number, smallRate: number
   return rows;
 }
 
+/**
+ * A month of expired events dropped as the retention pass drops it: one DROP TABLE of the month's partition. The seed
+ * writes every event into the default partition (months are created from the current one forward), so the oldest
+ * seeded month is first moved into a partition of its own, with the parent's indexes and keys, as a deployment that
+ * had partitions all along holds it; only the DROP is timed.
+ */
+async function dropMonth(contacts: pg.Client, size: number): Promise<string> {
+  const start = new Date();
+  const from = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 5, 1));
+  const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
+  const name = `events_p${from.getUTCFullYear()}${String(from.getUTCMonth() + 1).padStart(2, "0")}`;
+  await contacts.query(`CREATE TABLE ${name} (LIKE events INCLUDING DEFAULTS)`);
+  const moved = await contacts.query(
+    `WITH moved AS (DELETE FROM events_default WHERE created_at >= $1 AND created_at < $2 RETURNING *) INSERT INTO ${name} SELECT * FROM moved`,
+    [from, to],
+  );
+  await contacts.query(`ALTER TABLE events ATTACH PARTITION ${name} FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`);
+  const bytes = Number(
+    (await contacts.query<{ bytes: string }>("SELECT pg_total_relation_size($1::regclass) AS bytes", [name])).rows[0]?.bytes,
+  );
+  const started = performance.now();
+  await contacts.query(`DROP TABLE ${name}`);
+  const ms = performance.now() - started;
+  const rows = moved.rowCount ?? 0;
+  return `| a month of expired events dropped at ${millions(size)} contacts | DROP TABLE of the month's partition, as the retention pass does | ${ms.toFixed(0)} ms | ${millions(rows)} events, ${Math.round(bytes / 2 ** 20).toLocaleString("en")} MiB with indexes; goal under 1 s: ${ms < 1_000 ? "met" : "not met"} |`;
+}
+
 export async function scaleBenchmarks(target: ScaleBenchTarget, sizes: number[]): Promise<string[]> {
   const contacts = schemaClient(target.databaseUrl, "contacts");
   const delivery = schemaClient(target.databaseUrl, "delivery");
@@ -278,6 +306,8 @@ export async function scaleBenchmarks(target: ScaleBenchTarget, sizes: number[])
       const grown = [await grow(contacts, delivery, target.large.id, seeded, size)];
       seeded = size;
       grown.push(...(await measure(target, size, small.rate)), ...(await disk(contacts, delivery, size)));
+      // Last, at the largest size only: it takes a month of events away from the measures of a larger size.
+      if (size === sizes.at(-1)) grown.push(await dropMonth(contacts, size));
       // Progress on stderr: the run takes most of an hour.
       console.error(grown.join("\n"));
       rows.push(...grown);

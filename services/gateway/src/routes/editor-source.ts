@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
  * The dashboard editor's source of a template's or a campaign's body (docs/api-decisions.md
  * "Editor source"): a list of blocks the dashboard compiles to the body's HTML through MJML.
  * The owning service stores it as given (a JSON object of at most 256 KB); its shape is checked
- * here, so that a bad one is a 400 naming the field, and so that the OpenAPI document shows it.
+ * here, so that a bad one is a 422 naming the field, and so that the OpenAPI document shows it.
  * Routes name it by reference (EditorSourceRef): the document holds it once, as the component
  * EditorSource, rather than inlined in every request and response that carries it.
  */
