@@ -48,12 +48,13 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
   });
 
   let domain = "";
+  const owner = uniqueEmail("editor-owner");
   const recipient = uniqueEmail("editor-reader");
 
   it("signs up, verifies a sending domain, and has a contact to write to", async () => {
     await go("/signup");
     await page.getByLabel("Name", { exact: true }).fill("Eddie");
-    await page.getByLabel("Email", { exact: true }).fill(uniqueEmail("editor-owner"));
+    await page.getByLabel("Email", { exact: true }).fill(owner);
     await page.getByLabel("Password", { exact: true }).fill("an-editor-password");
     await page.getByRole("button", { name: "Sign up" }).click();
     await page.getByLabel("Project name").fill("Editor project");
@@ -76,7 +77,7 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
     expect(created.status).toBe(201);
   });
 
-  it("composes a campaign with blocks, previews it at both widths, edits the draft again, and sends it: the email is rendered, tracked and unsubscribable", async () => {
+  it("composes a campaign with blocks, previews it at both widths, edits the draft again, tests it in one click, and sends it: the email is rendered, tracked and unsubscribable", async () => {
     await go("/campaigns/new");
     await page.getByLabel("Name", { exact: true }).fill("Blocks campaign");
     await page.getByLabel("From (an address of a verified domain)").fill(`news@${domain}`);
@@ -136,6 +137,16 @@ describe("the email editor in a browser", { timeout: 240_000 }, () => {
     expect(saved).toMatchObject({ name: "Blocks campaign", subject: "News for {{ firstName }}", audienceType: "ALL", type: "MARKETING" });
     expect(saved.editor.blocks.map((block: { type: string }) => block.type)).toEqual(["text", "image", "button", "footer"]);
     expect(saved.body).toContain("Read all the news");
+
+    // A test to the signed-in user in one click: the campaign as saved, its subject marked.
+    await page.getByRole("button", { name: `Send a test to ${owner}` }).click();
+    await page.getByText(`Test sent to ${owner}`).waitFor();
+    await expect
+      .poll(async () => {
+        const mails = await Promise.all((await sink.messages(owner)).map((message) => simpleParser(message.raw)));
+        return mails.find((mail) => mail.subject?.startsWith("[Test] "))?.subject;
+      }, patient)
+      .toMatch(/^\[Test\] News for/);
 
     await page.getByRole("button", { name: "Send now" }).click();
     await expect.poll(() => page.getByTestId("campaign-status").textContent(), patient).toBe("SENT");

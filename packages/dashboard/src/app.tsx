@@ -180,7 +180,7 @@ function Workspace(props: { user: User; route: string[]; onSignedOut: () => void
         {projects.data && projects.data.length === 0 ? <FirstProject onCreated={projects.reload} /> : null}
         {project ? (
           <Suspense fallback={<Loading loading />}>
-            <Current key={project.id} project={project} route={props.route.slice(1)} reloadProjects={projects.reload} />
+            <Current key={project.id} project={project} user={props.user} route={props.route.slice(1)} reloadProjects={projects.reload} />
           </Suspense>
         ) : null}
       </main>

@@ -29,10 +29,10 @@ const EmailComposer = lazy(() => import("../components/editor/email-composer"));
 const statuses = ["ALL", "DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"] as const;
 const audienceTypes = ["ALL", "SEGMENT", "FILTERED"] as const;
 
-export default function Campaigns({ route }: PageProps) {
+export default function Campaigns({ route, user }: PageProps) {
   if (route[0] === "new") return <NewCampaign />;
   if (route[0] && route[1] === "edit") return <EditCampaign id={route[0]} />;
-  return route[0] ? <CampaignPage id={route[0]} /> : <CampaignList />;
+  return route[0] ? <CampaignPage id={route[0]} me={user.email} /> : <CampaignList />;
 }
 
 /** The campaigns, filtered by status and paged; both are in the link (#/campaigns?status=SENT&page=2). */
@@ -237,8 +237,8 @@ function CampaignForm(props: { campaign?: Campaign; submit: string; save: (body:
   );
 }
 
-/** One campaign: send now, schedule, cancel, test send, and its stats with rates and a chart. */
-function CampaignPage(props: { id: string }) {
+/** One campaign: send now, schedule, cancel, a test to yourself in one click (or to another address), and its stats. */
+function CampaignPage(props: { id: string; me: string }) {
   const path = { id: props.id };
   const campaign = useLoad(async () => orThrow(await api.GET("/campaigns/{id}", { params: { path } })).data, [props.id]);
   const stats = useLoad(async () => orThrow(await api.GET("/campaigns/{id}/stats", { params: { path } })).data, [props.id]);
@@ -310,6 +310,14 @@ function CampaignPage(props: { id: string }) {
             }}
           />
         ) : null}
+        <ActionButton
+          label={`Send a test to ${props.me}`}
+          kind="secondary"
+          done={`Test sent to ${props.me}`}
+          action={async () => {
+            orThrow(await api.POST("/campaigns/{id}/test", { params: { path }, body: { email: props.me } }));
+          }}
+        />
         <ActionForm
           className="form inline"
           submit="Send a test"

@@ -13,8 +13,8 @@ const EmailComposer = lazy(() => import("../components/editor/email-composer"));
 
 const templateTypes = ["TRANSACTIONAL", "MARKETING", "HEADLESS"] as const;
 
-export default function Templates({ route }: PageProps) {
-  return route[0] ? <TemplateEditor id={route[0] === "new" ? undefined : route[0]} /> : <TemplateList />;
+export default function Templates({ route, user }: PageProps) {
+  return route[0] ? <TemplateEditor id={route[0] === "new" ? undefined : route[0]} me={user.email} /> : <TemplateList />;
 }
 
 /** The templates, searched and paged; both are in the link (#/templates?search=welcome). */
@@ -107,7 +107,7 @@ interface Draft {
 }
 
 /** The editor: fields and the body's composer on the left, the server's preview on the right. */
-function TemplateEditor(props: { id: string | undefined }) {
+function TemplateEditor(props: { id: string | undefined; me: string }) {
   const existing = useLoad(
     async () => (props.id ? orThrow(await api.GET("/templates/{id}", { params: { path: { id: props.id } } })).data : undefined),
     [props.id],
@@ -167,7 +167,7 @@ function TemplateEditor(props: { id: string | undefined }) {
           </Suspense>
         </ActionForm>
         <div>
-          {props.id ? <TestSend templateId={props.id} sample={sample} /> : null}
+          {props.id ? <TestSend templateId={props.id} sample={sample} me={props.me} /> : null}
           <PreviewPanel subject={draft.subject} body={content.body} sample={sample} onSample={setSample} />
         </div>
       </div>
@@ -175,9 +175,9 @@ function TemplateEditor(props: { id: string | undefined }) {
   );
 }
 
-/** Sends the saved template to one address with the preview's sample data (POST /templates/:id/test). */
-function TestSend(props: { templateId: string; sample: SampleData }) {
-  const [email, setEmail] = useState("");
+/** Sends the saved template to one address (yours unless changed) with the preview's sample data (POST /templates/:id/test). */
+function TestSend(props: { templateId: string; sample: SampleData; me: string }) {
+  const [email, setEmail] = useState(props.me);
   const [sent, setSent] = useState(false);
   return (
     <ActionForm
