@@ -16,9 +16,6 @@ const distributed: Record<string, readonly string[]> = {
   webhooks: ["messages"],
 };
 
-/** The keys docs/scaling.md lists as not yet changed ("What remains"). A key fixed leaves this list with its fix. */
-const notYet = ["delivery.emails.emails_pkey"];
-
 describe("keys of the tables distributed by project (docs/scaling.md)", () => {
   let pool: pg.Pool;
 
@@ -30,7 +27,7 @@ describe("keys of the tables distributed by project (docs/scaling.md)", () => {
     await pool.end();
   });
 
-  it("every unique index and foreign key between them leads with project_id, but those listed as not yet changed", async () => {
+  it("every unique index and foreign key between them leads with project_id", async () => {
     const found: string[] = [];
     for (const [schema, tables] of Object.entries(distributed)) {
       const uniques = await pool.query<{ table: string; index: string; first: string }>(
@@ -57,7 +54,7 @@ describe("keys of the tables distributed by project (docs/scaling.md)", () => {
       );
       for (const row of foreignKeys.rows) if (row.first !== "project_id") found.push(`${schema}.${row.table}.${row.name}`);
     }
-    expect(found.sort()).toEqual([...notYet].sort());
+    expect(found).toEqual([]);
   });
 
   it("every table named above exists, so that a renamed one is not silently skipped", async () => {

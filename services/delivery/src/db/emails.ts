@@ -144,7 +144,7 @@ const urgentPending = "status = 'PENDING' AND category <> 'CAMPAIGN'";
  * it, an urgent email is claimed by the next claim. The bulk lane walks the projects that have pending
  * campaign mail (one step of emails_bulk_due_idx per project, starting after `bulk.cursor` and wrapping round,
  * at most `bulk.limit` of them), keeps those with mail due now, and takes from each, in the order its mail fell
- * due, an equal share of `bulk.limit`.
+ * due, an equal share of `bulk.limit`. The claimed rows are then found by their key, (project_id, id).
  */
 export async function claimDueEmails(
   pool: pg.Pool,
@@ -157,11 +157,11 @@ export async function claimDueEmails(
       (SELECT e.project_id FROM emails e WHERE ${bulkPending} ORDER BY e.project_id LIMIT 1))`;
   const { rows } = await pool.query<EmailRow>(
     `WITH RECURSIVE lapsed AS (
-      SELECT id FROM emails WHERE status = 'SENDING' AND locked_until < now()
+      SELECT project_id, id FROM emails WHERE status = 'SENDING' AND locked_until < now()
       ORDER BY locked_until LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     urgent AS (
-      SELECT id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
+      SELECT project_id, id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
       ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     ring(project_id, first, turn) AS (
@@ -177,15 +177,15 @@ export async function claimDueEmails(
     ),
     share AS (SELECT ceil($3::float8 / greatest(count(*), 1))::int AS each FROM active),
     bulk AS (
-      SELECT c.id FROM active a CROSS JOIN LATERAL (
-        SELECT e.id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
+      SELECT c.project_id, c.id FROM active a CROSS JOIN LATERAL (
+        SELECT e.project_id, e.id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
         ORDER BY e.next_attempt_at LIMIT (SELECT each FROM share) FOR UPDATE SKIP LOCKED
       ) c
       ORDER BY a.turn LIMIT $3
     )
     UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
       locked_until = now() + make_interval(secs => $1::double precision)
-    WHERE id IN (SELECT id FROM lapsed UNION ALL SELECT id FROM urgent UNION ALL SELECT id FROM bulk LIMIT $2)
+    WHERE (project_id, id) IN (SELECT * FROM lapsed UNION ALL SELECT * FROM urgent UNION ALL SELECT * FROM bulk LIMIT $2)
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
       to_email AS "toEmail", to_name AS "toName", from_email AS "fromEmail", from_name AS "fromName", reply_to AS "replyTo",
       subject, html, headers, attachments, list_unsubscribe AS "listUnsubscribe", template_id::text AS "templateId",
@@ -200,6 +200,7 @@ export async function claimDueEmails(
 
 /** A claimed email put back untried, due again after `delayMs`. */
 export interface HeldEmail {
+  projectId: string;
   id: string;
   delayMs: number;
 }
@@ -213,8 +214,9 @@ export async function releaseEmails(db: Db, held: readonly HeldEmail[]): Promise
   await db.$executeRaw`
     UPDATE emails e SET status = 'PENDING', attempts = greatest(e.attempts - 1, 0), locked_until = NULL, updated_at = now(),
       next_attempt_at = now() + make_interval(secs => h.delay_ms / 1000.0)
-    FROM unnest(${held.map((email) => email.id)}::uuid[], ${held.map((email) => email.delayMs)}::float8[]) AS h(id, delay_ms)
-    WHERE e.id = h.id AND e.status = 'SENDING'`;
+    FROM unnest(${held.map((email) => email.projectId)}::uuid[], ${held.map((email) => email.id)}::uuid[],
+      ${held.map((email) => email.delayMs)}::float8[]) AS h(project_id, id, delay_ms)
+    WHERE e.project_id = h.project_id AND e.id = h.id AND e.status = 'SENDING'`;
 }
 
 export type SendingOutcome =

@@ -9,6 +9,7 @@ import { claimDueEmails, type EmailRow, insertEmails } from "./emails.js";
 import { createOutcomesPool, type OutcomeWrite, recordOutcomes } from "./outcomes.js";
 
 const sentWrite = (row: EmailRow): OutcomeWrite => ({
+  projectId: row.projectId,
   emailId: row.id,
   outcome: { status: "SENT", providerMessageId: row.messageId, providerResponse: "250 2.0.0 queued", sentAt: new Date() },
   event: emailActivityEvent("email.sent", row),

@@ -14,7 +14,7 @@ import type { SendingOutcome } from "./emails.js";
  *   was a hash join over a sequential scan of every email; autovacuum re-analyzes only later, and in a
  *   20,000-email benchmark the writes averaged 21 ms each, most of the database's CPU.
  * The plan this leaves is the one a custom plan picks for a large table whatever the batch: each email
- * through emails_pkey, the inserts joined to the few emails that moved.
+ * through emails_pkey, its (project_id, id), the inserts joined to the few emails that moved.
  */
 export function createOutcomesPool(databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool {
   return createSqlPool(databaseUrl, schema, onError, 1, {
@@ -27,6 +27,7 @@ export function createOutcomesPool(databaseUrl: string, schema: string, onError:
 
 /** One sending outcome to record: the status change, its event, and the suppression a bounce adds. */
 export interface OutcomeWrite {
+  projectId: string;
   emailId: string;
   outcome: SendingOutcome;
   event: EmailActivityEvent;
@@ -61,8 +62,8 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
     name: "delivery_record_outcomes",
     text: `
     WITH v AS (
-      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::text[])
-        AS v(id, status, provider_message_id, provider_response, sent_at, next_attempt_at, last_error)
+      SELECT * FROM unnest($31::uuid[], $1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::text[])
+        AS v(project_id, id, status, provider_message_id, provider_response, sent_at, next_attempt_at, last_error)
     ),
     moved AS (
       UPDATE emails e SET
@@ -78,7 +79,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       -- A CASE, not an OR: from (e.status = 'SENDING' OR (... AND e.status = 'PENDING')) the planner derives a
       -- condition on status alone, and while its statistics still see few emails waiting (a burst just
       -- enqueued, or a new table) it scans every waiting email through the status index to find a few.
-      WHERE e.id = v.id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
+      WHERE e.project_id = v.project_id AND e.id = v.id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
       RETURNING e.id
     ),
     suppressed AS (
@@ -136,6 +137,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       activity.map((row) => row.category),
       activity.map((row) => row.occurredAt),
       suppressions.map((write) => write.suppress?.emailHash),
+      writes.map((write) => write.projectId),
     ],
   };
 }

@@ -31,7 +31,7 @@ export async function applyProviderEvent(
   const transition = transitions[event.type];
   const rows = await tx.$queryRaw<EmailActivityFacts[]>`
     WITH target AS (
-      SELECT id FROM emails
+      SELECT project_id, id FROM emails
       WHERE provider_message_id = ${event.providerMessageId ?? null} OR id = ${emailId ?? null}::uuid
       ORDER BY provider_message_id = ${event.providerMessageId ?? null} DESC NULLS LAST
       LIMIT 1
@@ -40,7 +40,7 @@ export async function applyProviderEvent(
     UPDATE emails SET
       status = CASE WHEN emails.status = ANY(${transition?.from ?? []}::text[]) THEN ${transition?.to ?? ""} ELSE emails.status END,
       updated_at = now()
-    FROM target WHERE emails.id = target.id
+    FROM target WHERE emails.project_id = target.project_id AND emails.id = target.id
     RETURNING emails.id::text AS id, emails.project_id::text AS "projectId", emails.contact_id::text AS "contactId",
       emails.to_email AS "toEmail", emails.category, emails.campaign_id::text AS "campaignId",
       emails.workflow_id::text AS "workflowId", emails.message_id AS "messageId", emails.attempts`;

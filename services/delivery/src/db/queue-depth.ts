@@ -16,7 +16,7 @@ export type QueueDepth = Record<Lane, LaneDepth>;
 
 /**
  * The send queue at a glance, by lane (domain/lanes.ts: CAMPAIGN mail is bulk, the rest urgent), through the
- * (status, next_attempt_at) index: only unsent rows are read.
+ * (status, locked_until) index: only unsent rows are read.
  */
 export async function readQueueDepth(pool: pg.Pool): Promise<QueueDepth> {
   const { rows } = await pool.query<{ lane: Lane; due: number; scheduled: number; sending: number; oldest: number | null }>(`

@@ -53,7 +53,7 @@ export async function projectsWithEmailData(db: Db): Promise<Array<{ projectId: 
 export async function expireEmailContent(db: Db, projectId: string, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`
     UPDATE emails SET html = '', headers = '{}', attachments = '[]', content_expired_at = now()
-    WHERE id IN (
+    WHERE project_id = ${projectId}::uuid AND id IN (
       SELECT id FROM emails
       WHERE project_id = ${projectId}::uuid AND created_at < ${before} AND content_expired_at IS NULL
         AND status NOT IN ('PENDING', 'SENDING')
@@ -64,7 +64,7 @@ export async function expireEmailContent(db: Db, projectId: string, before: Date
 /** Deletes up to `limit` of a project's email records created before `before`, once done with (never a queued one). */
 export async function expireEmails(db: Db, projectId: string, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`
-    DELETE FROM emails WHERE id IN (
+    DELETE FROM emails WHERE project_id = ${projectId}::uuid AND id IN (
       SELECT id FROM emails
       WHERE project_id = ${projectId}::uuid AND created_at < ${before} AND status NOT IN ('PENDING', 'SENDING')
       LIMIT ${limit}

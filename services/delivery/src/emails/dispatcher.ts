@@ -190,7 +190,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ]);
     const held: HeldEmail[] = [];
     const holdBack = (row: EmailRow, delayMs: number) => {
-      held.push({ id: row.id, delayMs: Math.max(delayMs, 10) });
+      held.push({ projectId: row.projectId, id: row.id, delayMs: Math.max(delayMs, 10) });
       global.refund(1);
       if (laneOf(row.category) === "bulk") bulk.refund(1);
     };
@@ -198,7 +198,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const suspendedHeld: HeldEmail[] = [];
     for (const [index, row] of rows.entries()) {
       if (suspended.has(row.projectId)) {
-        suspendedHeld.push({ id: row.id, delayMs: heldForSuspensionMs });
+        suspendedHeld.push({ projectId: row.projectId, id: row.id, delayMs: heldForSuspensionMs });
         global.refund(1);
         if (laneOf(row.category) === "bulk") bulk.refund(1);
         continue;

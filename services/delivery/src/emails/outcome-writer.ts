@@ -28,6 +28,7 @@ export interface OutcomeWriter {
 export function outcomeWriteOf(row: EmailRow, outcome: SendOutcome, addressHash: AddressHash): OutcomeWrite {
   const { event, suppressAddress, ...change } = outcome;
   return {
+    projectId: row.projectId,
     emailId: row.id,
     outcome: change,
     // The dispatcher's bounce is the relay's refusal of the handed-over email: no email.sent came before it.

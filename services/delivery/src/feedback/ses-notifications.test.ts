@@ -38,7 +38,7 @@ async function sentEmail(projectId: string, domain: VerifiedDomain) {
     html: "<p>Hello</p>",
   });
   const providerMessageId = await eventually(async () => {
-    const row = await harness.db.email.findUnique({ where: { id: emailId } });
+    const row = await harness.db.email.findFirst({ where: { id: emailId } });
     return row?.status === "SENT" && row.providerMessageId;
   });
   if (!providerMessageId) throw new Error("the email was sent without a provider message id");
