@@ -48,7 +48,9 @@ export async function bulkLoad(client: pg.Client, table: string, load: () => Pro
   for (const constraint of keys) {
     await client.query(`ALTER TABLE ${constraint.owner} ADD CONSTRAINT ${constraint.name} ${constraint.definition}`);
   }
-  for (const index of indexes) await client.query(index.definition);
+  // A partitioned table's index reads back as `ON ONLY`, which would build it on the parent alone, left invalid and
+  // unused; built without ONLY, it is built on every partition too.
+  for (const index of indexes) await client.query(index.definition.replace(" ON ONLY ", " ON "));
   for (const constraint of foreign) {
     await client.query(`ALTER TABLE ${constraint.owner} ADD CONSTRAINT ${constraint.name} ${constraint.definition}`);
   }
