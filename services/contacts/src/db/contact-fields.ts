@@ -106,7 +106,7 @@ export async function removeKeyFromBatch(
     ),
     updated AS (
       UPDATE contacts c SET data = c.data - ${key}::text
-      FROM batch WHERE c.id = batch.id AND c.data ? ${key}
+      FROM batch WHERE c.project_id = ${projectId}::uuid AND c.id = batch.id AND c.data ? ${key}
       RETURNING c.id
     ),
     last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)

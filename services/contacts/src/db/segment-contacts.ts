@@ -50,8 +50,9 @@ export function pageStaticMembers(
 ): Promise<ContactsPage> {
   return pageOf(
     pool,
-    `SELECT ${contactColumns("c").text}, count(*) OVER () AS total FROM segment_members m JOIN contacts c ON c.id = m.contact_id
-     WHERE m.project_id = $1::uuid AND m.segment_id = $2::uuid AND c.project_id = $1::uuid
+    `SELECT ${contactColumns("c").text}, count(*) OVER () AS total FROM segment_members m
+     JOIN contacts c ON c.project_id = m.project_id AND c.id = m.contact_id
+     WHERE m.project_id = $1::uuid AND m.segment_id = $2::uuid
      ORDER BY m.created_at DESC, c.id DESC LIMIT $3 OFFSET $4`,
     [projectId, segmentId, page.limit, page.offset],
   );
