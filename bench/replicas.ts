@@ -39,17 +39,24 @@ type CpuSample = Map<number, { name: string; role: Role; seconds: number }>;
 /** What each other process of the machine is to the bench (undefined: not counted), read once per pid. */
 const classified = new Map<number, { name: string; role: Role } | undefined>();
 
-async function classify(pid: number, databaseName: string): Promise<{ name: string; role: Role } | undefined> {
+async function classify(pid: number, database: { name: string; client: pg.Client }): Promise<{ name: string; role: Role } | undefined> {
   const command = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0").join(" ");
-  // A backend's title: "postgres: 15/main: <user> <database> <client> <state>".
-  if (command.startsWith("postgres:") && command.includes(` ${databaseName} `)) return { name: "postgres", role: "stack" };
+  // A backend's title: "postgres: 15/main: <user> <database> <client> <state>". Each service names its connections
+  // (herald-<schema>, @herald/db), so that the database's CPU is told by service.
+  if (command.startsWith("postgres:") && command.includes(` ${database.name} `)) {
+    const { rows } = await database.client.query<{ name: string }>("SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1", [
+      pid,
+    ]);
+    const service = rows[0]?.name.startsWith("herald-") ? rows[0].name.slice("herald-".length) : "the bench";
+    return { name: `postgres (${service})`, role: "stack" };
+  }
   if (command.startsWith("postgres:") || /\/postgres -D /.test(command)) return { name: "postgres, other", role: "shared" };
   if (command.includes(" kafka.Kafka ")) return { name: "kafka", role: "shared" };
   if (command.startsWith("redis-server")) return { name: "redis", role: "shared" };
   return undefined;
 }
 
-async function sampleCpu(replicas: Replica[], databaseName: string): Promise<CpuSample> {
+async function sampleCpu(replicas: Replica[], database: { name: string; client: pg.Client }): Promise<CpuSample> {
   const named = new Map<number, { name: string; role: Role }>();
   for (const { letter, processes } of replicas) {
     for (const child of processes.processes) {
@@ -59,7 +66,7 @@ async function sampleCpu(replicas: Replica[], databaseName: string): Promise<Cpu
   for (const entry of await readdir("/proc")) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || named.has(pid)) continue;
-    if (!classified.has(pid)) classified.set(pid, await classify(pid, databaseName));
+    if (!classified.has(pid)) classified.set(pid, await classify(pid, database));
     const known = classified.get(pid);
     if (known) named.set(pid, known);
   }
@@ -365,7 +372,7 @@ async function measure(
   client: pg.Client,
   databaseName: string,
 ): Promise<ReplicaMeasurement> {
-  const read = () => sampleCpu(replicas, databaseName);
+  const read = () => sampleCpu(replicas, { name: databaseName, client });
   const loadBefore = os.loadavg()[0] ?? 0;
   const project = await target.project();
   const domain = await verifiedDomain(target, project.secretKey);

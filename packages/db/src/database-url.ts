@@ -11,7 +11,9 @@ export function schemaOf(databaseUrl: string, serviceName: string): string {
 /**
  * Connection settings as separate fields, with the service's schema first on the
  * search path (the Prisma pg adapter mishandles some connection-string options),
- * and any other server settings the connections need.
+ * and any other server settings the connections need. Each connection names its
+ * schema's service (`herald-<schema>`, or the URL's `application_name`), so that
+ * pg_stat_activity and the server's logs say whose statements they are.
  */
 export function poolConfigOf(databaseUrl: string, schema: string, max = 10, settings: Record<string, string> = {}): PoolConfig {
   const url = new URL(databaseUrl);
@@ -22,6 +24,7 @@ export function poolConfigOf(databaseUrl: string, schema: string, max = 10, sett
     password: url.password ? decodeURIComponent(url.password) : undefined,
     database: decodeURIComponent(url.pathname.slice(1)) || "postgres",
     ssl: url.searchParams.get("sslmode") === "require" ? { rejectUnauthorized: false } : undefined,
+    application_name: url.searchParams.get("application_name") || `herald-${schema}`,
     options: [
       `-c search_path="${schema.replaceAll('"', '""')}"`,
       ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`),
