@@ -21,6 +21,7 @@ import { createEmailRetention, createEmailRetentionSettings } from "./activity/r
 import { createCampaignSends } from "./campaign-sends/campaign-sends.js";
 import { loadConfig } from "./config.js";
 import { prismaClientOn } from "./db/client.js";
+import { createClaimsPool } from "./db/emails.js";
 import { projectsAtInboundCap } from "./db/monthly-usage.js";
 import { createOutcomesPool } from "./db/outcomes.js";
 import { hashUnhashedSuppressions } from "./db/suppressions.js";
@@ -94,6 +95,9 @@ try {
   const hashedSuppressions = await hashUnhashedSuppressions(pool, addressHash);
   if (hashedSuppressions > 0) logger.info({ suppressions: hashedSuppressions }, "hashed the addresses of suppressions");
   const outcomesPool = createOutcomesPool(config.DATABASE_URL, schema, (error) =>
+    logger.warn({ err: error }, "an idle database connection failed"),
+  );
+  const claimsPool = createClaimsPool(config.DATABASE_URL, schema, (error) =>
     logger.warn({ err: error }, "an idle database connection failed"),
   );
   const kafka = createKafka({ clientId: name, ...kafkaConnectionOf(config) });
@@ -184,6 +188,7 @@ try {
   const dispatcher = createDispatcher({
     db,
     pool,
+    claimsPool,
     addressHash,
     outcomesPool,
     logger,
@@ -339,6 +344,7 @@ try {
     () => relay.stop(),
     closeDatabase,
     () => outcomesPool.end(),
+    () => claimsPool.end(),
     () => databaseProbe.close(),
     () => metrics.close(),
     () => telemetry.shutdown(),

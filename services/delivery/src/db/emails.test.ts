@@ -5,18 +5,22 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
 import { newEmailRow } from "../test-support/query-plans.js";
-import { claimDueEmails, insertEmails, type NewEmailRow } from "./emails.js";
+import { claimDueEmails, createClaimsPool, insertEmails, type NewEmailRow } from "./emails.js";
 
 describe("claiming due emails", () => {
   let database: TestDatabase;
   let pool: pg.Pool;
+  /** The dispatcher's own connection for claims, as it plans them (a generic plan, index scans and nested loops). */
+  let claims: pg.Pool;
 
   beforeAll(async () => {
     database = await createTestDatabase(inject("herald").databaseUrl);
     pool = createSqlPool(database.databaseUrl, "delivery", () => {}, 1);
+    claims = createClaimsPool(database.databaseUrl, "delivery", () => {});
   });
 
   afterAll(async () => {
+    await claims?.end();
     await pool?.end();
     await database?.drop();
   });
@@ -39,21 +43,21 @@ describe("claiming due emails", () => {
     await pool.query("ANALYZE emails");
 
     let claimed: string[] = [];
-    const [plan] = await plansOf(pool, "WITH RECURSIVE lapsed AS", async () => {
-      claimed = (await claimDueEmails(pool, 60_000, 100)).map((row) => row.id);
+    const [plan] = await plansOf(claims, "WITH RECURSIVE lapsed AS", async () => {
+      claimed = (await claimDueEmails(claims, 60_000, 100)).map((row) => row.id);
     });
     // The rows come back in no particular order: which rows they are says what was taken first.
     expect([...claimed].sort()).toEqual([...lapsed, ...rows.slice(0, 98).map((row) => row.id)].sort());
 
     // The queue is never read whole and sorted: each lane comes in order from its own index, up to the limit.
-    // (How the claimed ids then find their rows is the planner's to choose by the table's size.)
+    // The claimed rows are found by index too, whatever the table's size when the plan was made.
     if (!plan) throw new Error("auto_explain reported no plan");
     const indexes = nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
     expect(indexes).toEqual(expect.arrayContaining(["emails_status_locked_until_idx", "emails_urgent_due_idx"]));
     // Each lane read in order from its index: index scans, no bitmap scan (which loses the order) and no sort of the queue.
     const laneScans = nodesOf(plan).filter((node) => node["Index Name"] === "emails_urgent_due_idx");
     expect(laneScans.map((node) => node["Node Type"])).toEqual(["Index Scan"]);
-    expect(nodesOf(plan).filter((node) => node["Node Type"] === "Bitmap Heap Scan")).toEqual([]);
+    expect(nodesOf(plan).filter((node) => ["Bitmap Heap Scan", "Seq Scan", "Hash Join"].includes(node["Node Type"]))).toEqual([]);
     // (The bulk lane sorts only the rows it claimed, by their project's turn.)
     const ordered = ["emails_urgent_due_idx", "emails_status_locked_until_idx"];
     const sortsOfTheQueue = nodesOf(plan).filter(
@@ -87,7 +91,7 @@ describe("claiming due emails", () => {
     // Due a second ago: enqueue spaces rows a millisecond apart from its own now(), so "now" would be a moment ahead of a fast claim.
     await enqueue([urgent, workflow], 1);
 
-    const claimed = await claimDueEmails(pool, 60_000, 20, { limit: 16, cursor: firstBulkCursor });
+    const claimed = await claimDueEmails(claims, 60_000, 20, { limit: 16, cursor: firstBulkCursor });
     expect(claimed.map((row) => row.id)).toEqual(expect.arrayContaining([urgent.id, workflow.id]));
     // The rest of the claim is campaign mail, within the bulk lane's limit.
     expect(claimed.filter((row) => row.category === "CAMPAIGN")).toHaveLength(16);
@@ -104,7 +108,7 @@ describe("claiming due emails", () => {
     await insertEmails(pool, campaignRows(randomUUID(), 10));
     await pool.query("UPDATE emails SET next_attempt_at = now() + interval '1 hour' WHERE next_attempt_at > now() - interval '1 second'");
 
-    const claimed = await claimDueEmails(pool, 60_000, 20);
+    const claimed = await claimDueEmails(claims, 60_000, 20);
     expect(claimed.filter((row) => row.projectId === large)).toHaveLength(10);
     expect(claimed.filter((row) => row.projectId === small)).toHaveLength(10);
     expect(claimed).toHaveLength(20);
@@ -118,7 +122,7 @@ describe("claiming due emails", () => {
     const served: string[][] = [];
     let cursor = firstBulkCursor;
     for (let claim = 0; claim < 3; claim++) {
-      const rows = await claimDueEmails(pool, 60_000, 3, { limit: 3, cursor });
+      const rows = await claimDueEmails(claims, 60_000, 3, { limit: 3, cursor });
       const projectIds = [...new Set(rows.map((row) => row.projectId))];
       expect(rows).toHaveLength(3);
       served.push(projectIds);

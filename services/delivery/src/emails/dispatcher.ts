@@ -27,8 +27,10 @@ import { createSigningKeys, signingKeyOf } from "./signing-keys.js";
 
 export interface DispatcherOptions {
   db: Db;
-  /** Connections without Prisma, for the claims and the suppression checks. */
+  /** Connections without Prisma, for the suppression checks and the signing keys. */
   pool: pg.Pool;
+  /** The connection the claims are made on (createClaimsPool). */
+  claimsPool: pg.Pool;
   /** The keyed hash suppressions are looked up and written by. */
   addressHash: AddressHash;
   /** The connection outcomes are recorded on (createOutcomesPool). */
@@ -252,7 +254,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const granted = global.take(slots);
     if (granted === 0) return Math.max(global.msUntilNext(), 1);
     const bulkGranted = bulk.take(Math.max(0, Math.min(granted, bulkSlots)));
-    const rows = await claimDueEmails(options.pool, options.leaseMs, granted, { limit: bulkGranted, cursor: bulkCursor });
+    const rows = await claimDueEmails(options.claimsPool, options.leaseMs, granted, { limit: bulkGranted, cursor: bulkCursor });
     const bulkRows = rows.filter((row) => laneOf(row.category) === "bulk");
     global.refund(granted - rows.length);
     bulk.refund(bulkGranted - bulkRows.length);

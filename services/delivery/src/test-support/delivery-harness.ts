@@ -20,6 +20,7 @@ import {
 import type pg from "pg";
 import { createEmailRetentionSettings, type EmailRetentionSettings } from "../activity/retention.js";
 import { createDb, type Db } from "../db/client.js";
+import { createClaimsPool } from "../db/emails.js";
 import { createOutcomesPool } from "../db/outcomes.js";
 import { createAddressHash } from "../domain/address-hash.js";
 import { createDestinations } from "../emails/destinations.js";
@@ -103,7 +104,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const provider = createSmtpProvider({ url: sink.url, maxConnections: 5, sendTimeoutMs: 10_000 });
   const dispatchers: Dispatcher[] = [];
   /** Each dispatcher's own connection for its outcomes, as in a process of its own. */
-  const outcomePools: pg.Pool[] = [];
+  const dispatcherPools: pg.Pool[] = [];
   const records = new Map<string, string>();
   const keys = await generateDkimKeyPair();
 
@@ -180,10 +181,12 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     provider,
     startDispatcher(overrides = {}) {
       const outcomesPool = createOutcomesPool(database.databaseUrl, "delivery", () => {});
-      outcomePools.push(outcomesPool);
+      const claimsPool = createClaimsPool(database.databaseUrl, "delivery", () => {});
+      dispatcherPools.push(outcomesPool, claimsPool);
       const dispatcher = createDispatcher({
         db,
         pool,
+        claimsPool,
         addressHash,
         outcomesPool,
         logger,
@@ -229,7 +232,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     },
     async stop() {
       await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
-      await Promise.all(outcomePools.map((outcomesPool) => outcomesPool.end()));
+      await Promise.all(dispatcherPools.map((dispatcherPool) => dispatcherPool.end()));
       await server.close(100);
       await provider.close();
       await sink.stop();
