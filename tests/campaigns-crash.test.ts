@@ -22,7 +22,8 @@ const recipients = 4_000;
 
 /**
  * Contacts, delivery and campaigns of their own (their own database, SMTP sink and DNS server),
- * and a 4,000-recipient fan-out killed with SIGKILL halfway, in campaigns and then in delivery:
+ * and a 4,000-recipient fan-out killed with SIGKILL halfway, in campaigns and then in delivery (and campaigns stopped
+ * with SIGTERM, as a rolling restart stops it, which hands the fan-out back at once):
  * every recipient is enqueued exactly once, and the campaign ends SENT. With delivery killed the
  * campaign sends from a verified domain, so that its emails really go out: every recipient gets
  * one, and the only duplicates are copies with the same Message-ID (an attempt the kill cut off
@@ -135,6 +136,20 @@ describe("a 4,000-recipient fan-out killed halfway", () => {
     await waitUntil(async () => ((await progressOf(campaignId))?.total ?? 0) >= 1_000, { timeoutMs: 120_000 });
     await processes.campaigns?.stop("SIGKILL");
     expect((await progressOf(campaignId))?.total).toBeLessThan(recipients);
+    await start("campaigns");
+    await expectEachRecipientOnce(campaignId);
+  }, 480_000);
+
+  it("campaigns stopped (a rolling restart): the fan-out is handed back at once, not held until its lease lapses", async () => {
+    const { campaignId } = await sendingCampaign("campaigns-stopped", { projectId: randomUUID(), address: "news@crash.example" });
+    await waitUntil(async () => ((await progressOf(campaignId))?.total ?? 0) >= 1_000, { timeoutMs: 120_000 });
+    await processes.campaigns?.stop("SIGTERM");
+    const { rows } = await pool.query<{ owner: string | null; lease: Date | null; total: number }>(
+      "SELECT fanout_owner AS owner, fanout_lease_until AS lease, total_recipients AS total FROM campaigns.campaigns WHERE id = $1::uuid",
+      [campaignId],
+    );
+    expect(rows[0]?.total).toBeLessThan(recipients);
+    expect(rows[0]).toMatchObject({ owner: null, lease: null });
     await start("campaigns");
     await expectEachRecipientOnce(campaignId);
   }, 480_000);

@@ -13,6 +13,7 @@ import {
   claimFanOut,
   fannedOutCampaigns,
   finishFanOut,
+  handBackFanOuts,
   lockCampaign,
   markSent,
   markWithdrawn,
@@ -207,7 +208,7 @@ export function createFanOut(deps: {
     }
   }
 
-  return createBackgroundLoop({
+  const loop = createBackgroundLoop({
     name: "campaign fan-out",
     logger,
     idleMs: options.idleMs,
@@ -228,4 +229,19 @@ export function createFanOut(deps: {
       return claimed ? "busy" : "idle";
     },
   });
+  return {
+    start: () => loop.start(),
+    nudge: () => loop.nudge(),
+    async stop() {
+      await loop.stop();
+      // Stopping (a rolling restart): another process takes this one's fan-outs on from their checkpoints at once.
+      await handBackFanOuts(db, owner);
+    },
+    get finished() {
+      return loop.finished;
+    },
+    get failures() {
+      return loop.failures;
+    },
+  };
 }
