@@ -1,7 +1,6 @@
-import { createSqlPool } from "@herald/db";
 import type pg from "pg";
 import { firstBulkCursor } from "../domain/lanes.js";
-import type { Db } from "./client.js";
+import { createPlannedOncePool, type Db } from "./client.js";
 import type { Email, Prisma } from "./generated/client.js";
 import { thisMonthSql } from "./monthly-usage.js";
 
@@ -123,18 +122,11 @@ export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailR
  * The dispatcher's connection for its claims: one, since it claims one pass at a time, on which the claim is
  * prepared and planned once, as index scans and nested loops only. Planned anew on each call, as an unnamed
  * statement is, the claim cost 2.2-3.4 ms of planning for 0.1 ms of execution on an idle queue (a dispatcher
- * polls four times a second), and every pass under load paid it again. A plan kept for the connection's life
- * must not be one made while the table was small: there a planner free to choose joins the claimed ids to a
- * scan of every email (services/delivery/src/db/emails.test.ts), hence the scans and joins it may not use.
+ * polls four times a second), and every pass under load paid it again. On a small table a planner free to
+ * choose joins the claimed ids to a scan of every email (services/delivery/src/db/emails.test.ts).
  */
-export function createClaimsPool(databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool {
-  return createSqlPool(databaseUrl, schema, onError, 1, {
-    plan_cache_mode: "force_generic_plan",
-    enable_seqscan: "off",
-    enable_hashjoin: "off",
-    enable_mergejoin: "off",
-  });
-}
+export const createClaimsPool = (databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool =>
+  createPlannedOncePool(databaseUrl, schema, onError);
 
 /** What one claim may take of the bulk lane: `limit` emails at most, its round of projects starting after `cursor`. */
 export interface BulkClaim {

@@ -1,6 +1,6 @@
-import { createSqlPool } from "@herald/db";
 import type pg from "pg";
 import type { EmailActivityEvent } from "../events/email-activity-outbox.js";
+import { createPlannedOncePool } from "./client.js";
 import type { SendingOutcome } from "./emails.js";
 
 /**
@@ -16,14 +16,8 @@ import type { SendingOutcome } from "./emails.js";
  * The plan this leaves is the one a custom plan picks for a large table whatever the batch: each email
  * through emails_pkey, its (project_id, id), the inserts joined to the few emails that moved.
  */
-export function createOutcomesPool(databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool {
-  return createSqlPool(databaseUrl, schema, onError, 1, {
-    plan_cache_mode: "force_generic_plan",
-    enable_seqscan: "off",
-    enable_hashjoin: "off",
-    enable_mergejoin: "off",
-  });
-}
+export const createOutcomesPool = (databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool =>
+  createPlannedOncePool(databaseUrl, schema, onError);
 
 /** One sending outcome to record: the status change, its event, and the suppression a bounce adds. */
 export interface OutcomeWrite {
