@@ -5,6 +5,7 @@
 // paths that grow with the data, on the large project, and the disk each table takes; at the
 // largest size, last, it drops a month of events as the retention pass does.
 import { createClient } from "@connectrpc/connect";
+import { partitionName } from "@herald/db";
 import { createRpcTransport } from "@herald/platform";
 import { SegmentsService } from "@herald/proto/herald/contacts/v1/segments_service_pb";
 import type autocannon from "autocannon";
@@ -277,7 +278,7 @@ async function dropMonth(contacts: pg.Client, size: number): Promise<string> {
   const start = new Date();
   const from = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 5, 1));
   const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
-  const name = `events_p${from.getUTCFullYear()}${String(from.getUTCMonth() + 1).padStart(2, "0")}`;
+  const name = partitionName("events", from);
   await contacts.query(`CREATE TABLE ${name} (LIKE events INCLUDING DEFAULTS)`);
   const moved = await contacts.query(
     `WITH moved AS (DELETE FROM events_default WHERE created_at >= $1 AND created_at < $2 RETURNING *) INSERT INTO ${name} SELECT * FROM moved`,
