@@ -167,7 +167,7 @@ describe("compiled SQL against PostgreSQL", () => {
     [
       "an event window",
       // The key (project_id, created_at, id) serves a window as well as the indexes by contact or by name do.
-      /events_(p\d{6}_)?((contact_id|project_id_name)_created_at_id_idx|pkey)/,
+      /events_(p\d{6}_)?(contact_id_created_at_id_idx|project_id_name_created_at_id_contact_id_idx|pkey)/,
       { field: "event.signup", operator: "triggeredWithin", value: 1, unit: "days" },
       "c.project_id = $1 AND ",
     ],

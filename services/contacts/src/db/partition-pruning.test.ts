@@ -101,3 +101,46 @@ describe("partition pruning of events", () => {
     expect(read).not.toContain(partitionName("events", new Date(now.getTime() - 300 * dayMs)));
   });
 });
+
+/** A segment's event filter finds its contacts in the events index alone, without reading each event's row. */
+describe("the event filter's index", () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(inject("herald").databaseUrl);
+    pool = createSqlPool(database.databaseUrl, "contacts", () => {});
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  it("carries contact_id, so a count drives from an index-only scan of the project's events of that name", async () => {
+    const validation = validateCondition(
+      { logic: "AND", groups: [{ filters: [{ field: "event.purchase", operator: "triggeredWithin", value: 30, unit: "days" }] }] },
+      { fieldType: () => undefined },
+    );
+    if (!validation.ok) throw new Error(JSON.stringify(validation.errors));
+    const now = new Date();
+    const compiled = compileCondition(validation.tree, { now, fieldType: () => undefined, segment: () => undefined, firstParameter: 2 });
+    const client = await pool.connect();
+    try {
+      // The plan a project of millions gets (a hash semi-join on the events of the name), on empty tables.
+      await client.query("BEGIN");
+      await client.query("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_nestloop = off");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN (COSTS OFF) SELECT count(*) FROM contacts c WHERE c.project_id = $1::uuid AND (${compiled.sql})`,
+        [randomUUID(), ...compiled.values],
+      );
+      const plan = rows.map((row) => row["QUERY PLAN"]).join("\n");
+      expect(plan).toMatch(
+        new RegExp(`Index Only Scan using ${partitionName("events", now)}_project_id_name_created_at_id_contact_id_idx`),
+      );
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  });
+});
