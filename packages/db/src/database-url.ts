@@ -13,7 +13,10 @@ export function schemaOf(databaseUrl: string, serviceName: string): string {
  * search path (the Prisma pg adapter mishandles some connection-string options),
  * and any other server settings the connections need. Each connection names its
  * schema's service (`herald-<schema>`, or the URL's `application_name`), so that
- * pg_stat_activity and the server's logs say whose statements they are.
+ * pg_stat_activity and the server's logs say whose statements they are. JIT compilation is off: no statement of
+ * Herald's gains from it (they are short, or bound by jsonb functions that it cannot compile), and it compiled a
+ * segment count over 5 million contacts for 0.8 s of its 2.6 s once the count's cost passed jit_optimize_above_cost
+ * (docs/benchmarks.md, 2026-11-29).
  */
 export function poolConfigOf(databaseUrl: string, schema: string, max = 10, settings: Record<string, string> = {}): PoolConfig {
   const url = new URL(databaseUrl);
@@ -27,7 +30,7 @@ export function poolConfigOf(databaseUrl: string, schema: string, max = 10, sett
     application_name: url.searchParams.get("application_name") || `herald-${schema}`,
     options: [
       `-c search_path="${schema.replaceAll('"', '""')}"`,
-      ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`),
+      ...Object.entries({ jit: "off", ...settings }).map(([name, value]) => `-c ${name}=${value}`),
     ].join(" "),
     max,
   };
