@@ -14,4 +14,10 @@ describe("contacts configuration", () => {
     expect(() => loadConfig({ RETENTION_EVENTS_DAYS: "0" })).toThrow(/RETENTION_EVENTS_DAYS/);
     expect(() => loadConfig({ RETENTION_INTERVAL_MS: "10" })).toThrow(/RETENTION_INTERVAL_MS/);
   });
+
+  it("reads the common search trigrams hourly unless told otherwise", () => {
+    expect(loadConfig({}).SEARCH_TRIGRAMS_INTERVAL_MS).toBe(3_600_000);
+    expect(loadConfig({ SEARCH_TRIGRAMS_INTERVAL_MS: "10000" }).SEARCH_TRIGRAMS_INTERVAL_MS).toBe(10_000);
+    expect(() => loadConfig({ SEARCH_TRIGRAMS_INTERVAL_MS: "10" })).toThrow(/SEARCH_TRIGRAMS_INTERVAL_MS/);
+  });
 });

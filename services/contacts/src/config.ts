@@ -31,6 +31,8 @@ export const configSchema = z
     ...retentionEnvironment("EVENTS", { defaultDays: 730, minDays: 1, maxDays: 730 }),
     /** How often the events' partitions are maintained and expired events deleted; a change of a project's window runs a pass at once. */
     RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
+    /** How often the trigrams most addresses share are read again from a sample of contacts, for searches. */
+    SEARCH_TRIGRAMS_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   })
   .superRefine(kafkaSaslCredentials)
   .superRefine(retentionBoundsInOrder(["EVENTS"]));

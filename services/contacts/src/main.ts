@@ -17,6 +17,7 @@ import { CampaignsService } from "@herald/proto/herald/campaigns/v1/campaigns_se
 import { loadConfig } from "./config.js";
 import { createCountFolding } from "./contacts/count-folding.js";
 import { createKnownFields } from "./contacts/known-fields.js";
+import { createSearchTrigrams } from "./contacts/search-trigrams.js";
 import { prismaClientOn } from "./db/client.js";
 import { contactChangesTopic } from "./events/contact-change-outbox.js";
 import { createEmailActivityConsumer, emailActivityGroupId } from "./events/email-activity-consumer.js";
@@ -72,6 +73,7 @@ try {
     window: eventRetentionWindow,
     intervalMs: config.RETENTION_INTERVAL_MS,
   });
+  const searchTrigrams = createSearchTrigrams({ pool: database.pool, logger, intervalMs: config.SEARCH_TRIGRAMS_INTERVAL_MS });
   const worker = createJobWorker({
     runners: createJobRunners({
       db,
@@ -116,6 +118,7 @@ try {
     contactsChanged: membershipWatch.contactsChanged,
     dataKeyLimits: { perContact: config.TRACK_MAX_DATA_KEYS_PER_CONTACT, perProject: config.TRACK_MAX_FIELDS_PER_PROJECT },
     eventRetention: { window: eventRetentionWindow, changed: () => eventRetention.nudge() },
+    searchTrigrams,
     refuseSegmentInUse: createSegmentInUseCheck(createRpcClient(CampaignsService, { baseUrl: config.CAMPAIGNS_URL, timeoutMs: 10_000 })),
   });
   // Everything runs before the port opens: once health answers SERVING, SIGTERM finds a complete process to stop.
@@ -124,6 +127,7 @@ try {
   membershipWatch.start();
   countFolding.start();
   eventRetention.start();
+  searchTrigrams.start();
   await lifecycle.start();
   await emailActivity.start();
   const readiness = createReadinessWatch({ health: server.health, logger, dependencies: { database: () => databaseProbe.check() } });
@@ -135,7 +139,13 @@ try {
     () => readiness.stop(),
     () => server.close(),
     [() => lifecycle.stop(), () => emailActivity.stop()],
-    [() => worker.stop(), () => membershipWatch.stop(), () => countFolding.stop(), () => eventRetention.stop()],
+    [
+      () => worker.stop(),
+      () => membershipWatch.stop(),
+      () => countFolding.stop(),
+      () => eventRetention.stop(),
+      () => searchTrigrams.stop(),
+    ],
     () => relay.stop(),
     () => database.close(),
     () => databaseProbe.close(),

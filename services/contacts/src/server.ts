@@ -19,6 +19,7 @@ import { createContacts } from "./contacts/contacts.js";
 import type { ContactsChanged } from "./contacts/contacts-changed.js";
 import { createFields } from "./contacts/fields.js";
 import type { KnownFields } from "./contacts/known-fields.js";
+import type { SearchTrigrams } from "./contacts/search-trigrams.js";
 import type { Db, SqlPool } from "./db/client.js";
 import { createJobRequests } from "./jobs/job-requests.js";
 import { createConditionSubjectsRpc } from "./rpc/condition-subjects-rpc.js";
@@ -53,6 +54,8 @@ export interface Deps {
   dataKeyLimits: DataKeyLimits;
   /** Tracked events' retention: the deployment's window, and what to tell when a project's own changed (a pass runs). */
   eventRetention: { window: RetentionWindow; changed: () => void };
+  /** The trigrams most addresses share, which a contact search keeps from the index. */
+  searchTrigrams: SearchTrigrams;
   /** DELETE /segments/:id asks the campaigns service whether an active campaign uses the segment. */
   refuseSegmentInUse?: SegmentInUseCheck;
 }
@@ -60,7 +63,7 @@ export interface Deps {
 export function build(deps: Deps): RpcServer {
   const { db, pool, knownFields, nudgeOutbox, contactsChanged } = deps;
   const upserts = createContactUpserts({ pool, knownFields, nudgeOutbox, contactsChanged });
-  const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged });
+  const contacts = createContacts({ db, upserts, knownFields, nudgeOutbox, contactsChanged, searchTrigrams: deps.searchTrigrams });
   const fields = createFields({ db, knownFields });
   const retention = createEventRetentionSettings({ db, ...deps.eventRetention });
   const events = createEvents({

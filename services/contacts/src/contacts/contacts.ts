@@ -21,12 +21,14 @@ import { type ContactOrder, type ContactPosition, contactCursorOf, isContactPosi
 import { normalizeEmail } from "../domain/email-address.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import { decodeCursor, pageLimit } from "../domain/paging.js";
+import { searchParts } from "../domain/search-parts.js";
 import type { ContactSource } from "../domain/subscription.js";
 import { subscriptionEventName } from "../domain/subscription.js";
 import { pendingContactEvent } from "../events/contact-event-outbox.js";
 import { type ContactUpsertResult, type ContactUpserts, validEmail } from "./contact-upserts.js";
 import type { ContactsChanged } from "./contacts-changed.js";
 import type { KnownFields } from "./known-fields.js";
+import type { SearchTrigrams } from "./search-trigrams.js";
 
 export const contactPageLimits = { fallback: 20, max: 100 };
 
@@ -80,6 +82,7 @@ export function createContacts(deps: {
   knownFields: KnownFields;
   nudgeOutbox: () => void;
   contactsChanged: ContactsChanged;
+  searchTrigrams: SearchTrigrams;
 }): Contacts {
   const { db, upserts, knownFields } = deps;
 
@@ -155,7 +158,12 @@ export function createContacts(deps: {
       requireProjectId(projectId);
       const limit = pageLimit(query.limit, contactPageLimits);
       const after: ContactPosition | undefined = query.cursor ? decodeCursor(query.cursor, isContactPositionIn(query.order)) : undefined;
-      const filter: ContactFilter = { search: query.search.trim().toLowerCase(), subscribed: query.subscribed };
+      const search = query.search.trim().toLowerCase();
+      const filter: ContactFilter = {
+        search,
+        searchParts: searchParts(search, deps.searchTrigrams.common()),
+        subscribed: query.subscribed,
+      };
       const [rows, total] = await Promise.all([
         listContacts(db, projectId, { filter, order: query.order, after, limit: limit + 1 }),
         after ? Promise.resolve(0) : countContacts(db, projectId, filter),

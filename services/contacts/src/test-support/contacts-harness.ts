@@ -12,6 +12,7 @@ import { ContactEventSchema } from "@herald/proto/herald/events/v1/contact_event
 import { createTestDatabase, type PublishedEvent, publishedEvents, type TestDatabase } from "@herald/testing";
 import { loadConfig } from "../config.js";
 import { createKnownFields, type KnownFields } from "../contacts/known-fields.js";
+import { noCommonTrigrams, type SearchTrigrams } from "../contacts/search-trigrams.js";
 import { createDatabase, type Db, type SqlPool } from "../db/client.js";
 import { contactChangesTopic } from "../events/contact-change-outbox.js";
 import { contactEventsTopic } from "../events/contact-event-outbox.js";
@@ -49,7 +50,7 @@ const logger = createLogger({ name: "contacts-test", level: "silent" });
  */
 export async function startContacts(
   infra: { databaseUrl: string },
-  options: { worker?: boolean; watch?: boolean; env?: Record<string, string> } = {},
+  options: { worker?: boolean; watch?: boolean; env?: Record<string, string>; searchTrigrams?: SearchTrigrams } = {},
 ): Promise<ContactsHarness> {
   const database: TestDatabase = await createTestDatabase(infra.databaseUrl);
   const config = loadConfig({ LOG_LEVEL: "silent", JOB_POLL_INTERVAL_MS: "50", DATABASE_URL: database.databaseUrl, ...options.env });
@@ -100,6 +101,7 @@ export async function startContacts(
     contactsChanged,
     dataKeyLimits: defaultDataKeyLimits,
     eventRetention: { window: { defaultDays: 730, minDays: 1, maxDays: 730 }, changed: () => {} },
+    searchTrigrams: options.searchTrigrams ?? noCommonTrigrams,
   });
   const transport = createRpcTransport({ baseUrl: `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`, timeoutMs: 60_000 });
   return {
