@@ -77,6 +77,11 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
   });
 
   it("shows the last 7 days' counts and rates as the API counts them, against the guard's levels", async () => {
+    const securityReads: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (request.url().endsWith("/security")) securityReads.push(request.url());
+    };
+    page.on("request", onRequest);
     await page.goto(`${stack.gatewayUrl}/app/#/overview`);
     await page.getByRole("heading", { name: "Mail, last 7 days" }).waitFor();
     await page.getByTestId("overview-figures").waitFor();
@@ -88,6 +93,9 @@ describe("the dashboard's overview in a browser", { timeout: 240_000 }, () => {
     // The rates the reputation guard judges carry its levels (the deployment's defaults here).
     await page.getByText("Warning at 5 %, suspension at 10 %").waitFor();
     await page.getByText("Warning at 0.075 %, suspension at 0.15 %").waitFor();
+    page.off("request", onRequest);
+    // The banner above every page and the overview's levels read the project's security state once between them.
+    expect(securityReads).toHaveLength(1);
     // The chart has its axes drawn by uPlot, and its figures as a table too.
     await page.locator(".chart .uplot canvas").first().waitFor();
     await page.getByRole("img", { name: /Mail over the last 7 days/ }).waitFor();

@@ -10,12 +10,29 @@ const remedy =
   "Remove addresses that bounce and contacts who did not ask for your mail, and send only to people who opted in. " +
   "A suspended project is re-enabled by the operator of this Herald deployment.";
 
-/** The project's security state (GET /users/@me/projects/:id/security): the guard's rates, levels, warning and suspension. */
+async function fetchSecurity(projectId: string) {
+  return orThrow(await api.GET("/users/@me/projects/{id}/security", { params: { path: { id: projectId } } })).data;
+}
+
+/** A read of each project's security state, shared by the components that ask within `sharedForMs` of it. */
+const recentReads = new Map<string, { at: number; read: ReturnType<typeof fetchSecurity> }>();
+const sharedForMs = 5_000;
+
+function readSecurity(projectId: string): ReturnType<typeof fetchSecurity> {
+  const recent = recentReads.get(projectId);
+  if (recent && Date.now() - recent.at < sharedForMs) return recent.read;
+  const read = fetchSecurity(projectId);
+  recentReads.set(projectId, { at: Date.now(), read });
+  read.catch(() => recentReads.delete(projectId));
+  return read;
+}
+
+/**
+ * The project's security state (GET /users/@me/projects/:id/security): the guard's rates, levels, warning and
+ * suspension. The banner of every page and the page's own figures ask for it as they mount: one request serves both.
+ */
 export function useSecurity(projectId: string) {
-  return useLoad(
-    async () => orThrow(await api.GET("/users/@me/projects/{id}/security", { params: { path: { id: projectId } } })).data,
-    [projectId],
-  );
+  return useLoad(() => readSecurity(projectId), [projectId]);
 }
 
 /** The reputation guard's banner on every page: the suspension, or else the warning, with the rate and what to do. */
