@@ -5,7 +5,8 @@
 // deployment's addresses share, the index is asked only for the runs of s made of the other trigrams, and the match
 // itself is tested on the rows it returns.
 
-const wordCharacter = /[a-z0-9]/;
+/** Three word characters: a trigram pg_trgm takes from within a word, unpadded. */
+const wordTrigram = /^[a-z0-9]{3}$/;
 
 /** Search parts at most: each one is one more LIKE, and one more statement variant to prepare. */
 const maxParts = 4;
@@ -36,9 +37,10 @@ export function searchParts(search: string, common: ReadonlySet<string>): string
   if (common.size === 0 || ![...likeTrigrams(search)].some((trigram) => common.has(trigram))) return undefined;
   const parts: string[] = [];
   let runStart = -1;
-  for (let index = 0; index <= search.length - 3 + 1; index++) {
+  // One step past the last trigram, where the slice is too short to be one, so that a run reaching the end is closed.
+  for (let index = 0; index <= search.length - 2; index++) {
     const trigram = search.slice(index, index + 3);
-    const selective = trigram.length === 3 && [...trigram].every((character) => wordCharacter.test(character)) && !common.has(trigram);
+    const selective = wordTrigram.test(trigram) && !common.has(trigram);
     if (selective && runStart < 0) runStart = index;
     if (!selective && runStart >= 0) {
       parts.push(search.slice(runStart, index + 2));
