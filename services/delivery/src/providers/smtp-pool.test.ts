@@ -166,6 +166,9 @@ describe("SMTP pool", () => {
     relays.push(relay);
     const smtp = pool(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`, { maxConnections: 2 });
     await Promise.all([smtp.send(envelope, raw(1), 60_000), smtp.send(envelope, raw(2), 60_000)]);
+    // The second connection may still be greeting the relay (the first can serve both sends): let it reach the pool
+    // unused. A session the relay ends before it is ready fails its one send, which the dispatcher retries later.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     relay.dropConnections();
     await Promise.all([smtp.send(envelope, raw(3), 60_000), smtp.send(envelope, raw(4), 60_000)]);
     expect(relay.seen.messages).toHaveLength(4);

@@ -36,6 +36,8 @@ interface Pooled {
   idleTimer: NodeJS.Timeout | undefined;
   /** Out of the pool: an error, a timeout or the connection's own 'end' may each say so, and it counts once. */
   discarded: boolean;
+  /** It waited in the pool at some time, where the relay may have closed it unseen, whether or not it had sent yet. */
+  wasIdle: boolean;
 }
 
 interface Waiter {
@@ -117,7 +119,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
         const ready = () => {
           if (settled) return;
           settled = true;
-          const pooled: Pooled = { connection, messages: 0, idleTimer: undefined, discarded: false };
+          const pooled: Pooled = { connection, messages: 0, idleTimer: undefined, discarded: false, wasIdle: false };
           connection.removeAllListeners("end");
           connection.once("end", () => discard(pooled, false));
           resolve(pooled);
@@ -167,6 +169,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
       return;
     }
     idle.push(pooled);
+    pooled.wasIdle = true;
     pooled.idleTimer = setTimeout(() => discard(pooled, true), options.idleTimeoutMs);
     pooled.idleTimer.unref();
   }
@@ -262,7 +265,8 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     const connectionDeadline = Date.now() + timeoutMs;
     for (let tries = 1; ; tries++) {
       const pooled = await acquireBy(lane, connectionDeadline, timeoutMs);
-      const reused = pooled.messages > 0;
+      // A connection opened while another served its send waits in the pool unused: the relay may drop it there too.
+      const reused = pooled.messages > 0 || pooled.wasIdle;
       try {
         return await sendWithin(pooled, envelope, raw, timeoutMs);
       } catch (error) {
