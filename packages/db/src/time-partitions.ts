@@ -13,6 +13,11 @@ export interface TimePartitionedTable {
   column: string;
   /** Rows older than this many days may go: a partition whose whole month is older is dropped (the deployment's longest window). */
   retainDays: number;
+  /**
+   * Rows kept however old, as an SQL condition on the table's columns (delivery's unsent emails): a month that holds
+   * one is not dropped, and the default partition's are not deleted.
+   */
+  keep?: string;
 }
 
 export interface PartitionMaintenanceOptions {
@@ -168,14 +173,24 @@ export async function maintainTimePartitions(
         for (const name of existing) {
           const month = monthOfPartition(spec.table, name);
           if (!month || monthStart(month, 1) > cutoff) continue;
-          await inTransaction(client, lockTimeoutMs, () => client.query(`DROP TABLE ${quote(name)}`));
-          result.dropped.push(name);
+          const dropped = await inTransaction(client, lockTimeoutMs, async () => {
+            if (spec.keep) {
+              const { rows: kept } = await client.query<{ held: boolean }>(
+                `SELECT EXISTS (SELECT 1 FROM ${quote(name)} WHERE ${spec.keep}) AS held`,
+              );
+              if (kept[0]?.held) return false;
+            }
+            await client.query(`DROP TABLE ${quote(name)}`);
+            return true;
+          });
+          if (dropped) result.dropped.push(name);
         }
         const defaults = quote(defaultPartitionName(spec.table));
         const column = quote(spec.column);
         for (;;) {
           const deleted = await client.query(
-            `DELETE FROM ${defaults} WHERE ctid IN (SELECT ctid FROM ${defaults} WHERE ${column} < $1 LIMIT ${batchSize})`,
+            `DELETE FROM ${defaults} WHERE ctid IN (
+               SELECT ctid FROM ${defaults} WHERE ${column} < $1 ${spec.keep ? `AND NOT (${spec.keep})` : ""} LIMIT ${batchSize})`,
             [cutoff.toISOString()],
           );
           result.expired += deleted.rowCount ?? 0;
