@@ -150,7 +150,7 @@ try {
   const metrics = createMetrics({ port: config.METRICS_PORT, logger });
   observeEmailQueue(metrics, pool);
   observeOutbox(metrics, { pool, schema });
-  observeTimePartitions(metrics, { pool, schema, tables: [{ table: "email_activity" }] });
+  observeTimePartitions(metrics, { pool, schema, tables: [{ table: "email_activity" }, { table: "emails" }] });
   observeConsumerLag(metrics, { kafka, groupIds: [lifecycleGroupId, capsGroupId, statusGroupId, erasureGroupId] });
   const databaseProbe = createDatabaseProbe(config.DATABASE_URL, schema);
   const renders = createRenderPool(config.RENDER_THREADS, { heapMb: config.RENDER_THREAD_MEMORY_MB });

@@ -13,10 +13,12 @@ import {
 import type pg from "pg";
 import { activityCounts } from "../db/activity.js";
 import type { Db } from "../db/client.js";
+import { unsentEmail } from "../db/emails.js";
 import {
   expireActivity,
   expireEmailContent,
   expireEmails,
+  expireIdempotencyKeys,
   type ProjectEmailRetention,
   projectEmailRetention,
   projectsWithEmailData,
@@ -51,25 +53,32 @@ export interface EmailRetentionResult {
 }
 
 /**
- * One pass of the lifecycle of delivery's data: email_activity's monthly partitions ahead are created and the months
- * past RETENTION_ACTIVITY_MAX_DAYS dropped whole; then, per project, content past its content window is emptied,
- * and activity and email records past its activity window deleted, in batches. What the feed's and campaigns'
+ * One pass of the lifecycle of delivery's data: the monthly partitions ahead of email_activity and of emails are
+ * created and the months past RETENTION_ACTIVITY_MAX_DAYS dropped whole (never a month of emails that holds unsent
+ * mail), with the idempotency keys of the emails dropped; then, per project, content past its content window is
+ * emptied, and activity and email records past its activity window deleted, in batches. What the feed's and campaigns'
  * counters show lives elsewhere (campaigns' counters, the emails' own status and times), so it does not change.
  */
 export async function runEmailRetention(deps: EmailRetentionDeps, now = new Date(), signal?: AbortSignal): Promise<EmailRetentionResult> {
   const { db, windows } = deps;
   const partitions = await maintainTimePartitions(
     deps.pool,
-    [{ table: "email_activity", column: "occurred_at", retainDays: windows.activity.maxDays }],
+    [
+      { table: "email_activity", column: "occurred_at", retainDays: windows.activity.maxDays },
+      { table: "emails", column: "created_at", retainDays: windows.activity.maxDays, keep: unsentEmail },
+    ],
     { now },
   );
-  await forgetDayCountsBefore(db, activityCounts, new Date(now.getTime() - windows.activity.maxDays * dayMs));
+  const oldest = new Date(now.getTime() - windows.activity.maxDays * dayMs);
+  await forgetDayCountsBefore(db, activityCounts, oldest);
+  await expireInBatches(expiryBatchSize, () => expireIdempotencyKeys(db, oldest, expiryBatchSize), signal);
   const result: EmailRetentionResult = {
     createdPartitions: partitions.created,
     droppedPartitions: partitions.dropped,
     expiredContent: 0,
     expiredEmails: 0,
-    // Rows of the default partition past the deployment's maximum went in the maintenance, and so did their days' counts.
+    // Rows of the default partitions past the deployment's maximum went in the maintenance (activity's and emails'
+    // together), and so did their days' counts.
     expiredActivity: partitions.expired,
   };
   const ago = (days: number) => new Date(now.getTime() - days * dayMs);

@@ -39,7 +39,7 @@ type Position = { at: Date; id: string };
 /**
  * A page of the contact's emails, newest first, after `before`: those naming it and those sent to its address (the
  * emails its erasure would reach). Each of the two is read in order from its own index
- * (emails_project_id_contact_id_created_at_idx, emails_project_id_to_email_created_at_idx), a page at most, and the two
+ * (emails_contact_id_project_id_created_at_idx, emails_to_email_project_id_created_at_idx), a page at most, and the two
  * merged: with an OR the planner walks the project's emails by date instead, which finds a quiet contact's few
  * emails only after reading most of the project's. Each email of the page is then read by its key (LATERAL, LIMIT 1 so
  * that it stays a lookup each, never a scan of the project's emails to join them). An attachment's size is computed from its base64 text in the

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
+import { asPartitionedTables, createTestDatabase, nodesOf, plansOf, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
@@ -43,7 +43,7 @@ describe("claiming due emails", () => {
     await pool.query("ANALYZE emails");
 
     let claimed: string[] = [];
-    const [plan] = await plansOf(claims, "WITH RECURSIVE lapsed AS", async () => {
+    const [reported] = await plansOf(claims, "WITH RECURSIVE lapsed AS", async () => {
       claimed = (await claimDueEmails(claims, 60_000, 100)).map((row) => row.id);
     });
     // The rows come back in no particular order: which rows they are says what was taken first.
@@ -51,12 +51,15 @@ describe("claiming due emails", () => {
 
     // The queue is never read whole and sorted: each lane comes in order from its own index, up to the limit.
     // The claimed rows are found by index too, whatever the table's size when the plan was made.
-    if (!plan) throw new Error("auto_explain reported no plan");
+    if (!reported) throw new Error("auto_explain reported no plan");
+    const plan = await asPartitionedTables(pool, reported);
     const indexes = nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
     expect(indexes).toEqual(expect.arrayContaining(["emails_status_locked_until_idx", "emails_urgent_due_idx"]));
     // Each lane read in order from its index: index scans, no bitmap scan (which loses the order) and no sort of the queue.
     const laneScans = nodesOf(plan).filter((node) => node["Index Name"] === "emails_urgent_due_idx");
-    expect(laneScans.map((node) => node["Node Type"])).toEqual(["Index Scan"]);
+    // (One scan a month the claim reads: here the current month's, and the default partition's, since no month holds the
+    // years before it.)
+    expect([...new Set(laneScans.map((node) => node["Node Type"]))]).toEqual(["Index Scan"]);
     expect(nodesOf(plan).filter((node) => ["Bitmap Heap Scan", "Seq Scan", "Hash Join"].includes(node["Node Type"]))).toEqual([]);
     // (The bulk lane sorts only the rows it claimed, by their project's turn.)
     const ordered = ["emails_urgent_due_idx", "emails_status_locked_until_idx"];

@@ -1,7 +1,8 @@
+import { defaultPartitionName, monthOfPartition, partitionsOf } from "@herald/db";
 import type pg from "pg";
 import { firstBulkCursor } from "../domain/lanes.js";
 import { createPlannedOncePool, type Db } from "./client.js";
-import type { Email, Prisma } from "./generated/client.js";
+import { type Email, Prisma } from "./generated/client.js";
 import { thisMonthSql } from "./monthly-usage.js";
 
 export type EmailRow = Email;
@@ -37,6 +38,11 @@ export interface StoredAttachment {
   content: string;
 }
 
+/** An email still queued or being sent: one a claim may take, and that retention keeps however old. */
+export const unsentEmail = "status IN ('PENDING', 'SENDING')";
+/** An email done with, sent or failed: the predicate of emails_done_idx, through which retention finds what it may expire. */
+export const doneEmail = "status NOT IN ('PENDING', 'SENDING')";
+
 /** A transaction's client, for the writes that go with an outbox row. */
 export type Tx = Prisma.TransactionClient;
 
@@ -44,9 +50,10 @@ export type Tx = Prisma.TransactionClient;
  * Stores new emails, of any projects, in one statement (all or none), on pg directly: the
  * enqueue path of /v1/send and of campaigns. An email whose idempotency key its project
  * used before is not stored again: its answer is the earlier email's id, `created` false
- * (also when two calls race with one key: the unique index decides). The same statement
- * counts the stored emails into the month's usage (monthly_usage), which the billing caps
- * bound, adding to its rows in (project, category) order as lockCapStandings locks them.
+ * (also when two calls race with one key: the key's row in email_idempotency_keys decides,
+ * and only the emails whose key was taken here, or that have none, are stored). The same
+ * statement counts the stored emails into the month's usage (monthly_usage), which the billing
+ * caps bound, adding to its rows in (project, category) order as lockCapStandings locks them.
  */
 export async function insertEmails(
   db: Pick<pg.Pool, "query">,
@@ -55,13 +62,23 @@ export async function insertEmails(
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const { rows: inserted } = await db.query<{ id: string }>(
-    `WITH inserted AS (
-       INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
-         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
+    `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
          $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[],
          $20::text[])
+         AS i(id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to, subject, html, headers,
+           attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
+     ),
+     keyed AS (
+       INSERT INTO email_idempotency_keys (project_id, idempotency_key, email_id)
+       SELECT project_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL
        ON CONFLICT (project_id, idempotency_key) DO NOTHING
+       RETURNING email_id
+     ),
+     inserted AS (
+       INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
+         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
+       SELECT * FROM input WHERE idempotency_key IS NULL OR id IN (SELECT email_id FROM keyed)
        RETURNING id, project_id, category
      ),
      counted AS (
@@ -100,9 +117,9 @@ export async function insertEmails(
   const earlier = new Map<string, string>();
   if (taken.length > 0) {
     const { rows: found } = await db.query<{ id: string; projectId: string; key: string }>(
-      `SELECT e.id::text AS id, e.project_id::text AS "projectId", e.idempotency_key AS key
-       FROM emails e JOIN unnest($1::uuid[], $2::text[]) AS k(project_id, idempotency_key)
-         ON e.project_id = k.project_id AND e.idempotency_key = k.idempotency_key`,
+      `SELECT k.email_id::text AS id, k.project_id::text AS "projectId", k.idempotency_key AS key
+       FROM email_idempotency_keys k JOIN unnest($1::uuid[], $2::text[]) AS t(project_id, idempotency_key)
+         ON k.project_id = t.project_id AND k.idempotency_key = t.idempotency_key`,
       [taken.map((row) => row.projectId), taken.map((row) => row.idempotencyKey)],
     );
     for (const row of found) earlier.set(`${row.projectId} ${row.key}`, row.id);
@@ -113,6 +130,18 @@ export async function insertEmails(
     if (!id) throw new Error("an email conflicted on its idempotency key and cannot be found");
     return { id, created: false };
   });
+}
+
+/**
+ * Deletes a project's emails with their idempotency keys: those done with through emails_done_idx, the unsent through
+ * (status, locked_until), as no index of emails leads with project_id alone (docs/decisions.md "Which tables are
+ * partitioned").
+ */
+export async function deleteProjectEmails(tx: Tx, projectId: string): Promise<void> {
+  for (const state of [doneEmail, unsentEmail]) {
+    await tx.$executeRaw`DELETE FROM emails WHERE project_id = ${projectId}::uuid AND ${Prisma.raw(state)}`;
+  }
+  await tx.emailIdempotencyKey.deleteMany({ where: { projectId } });
 }
 
 export const findEmail = (db: Db, projectId: string, id: string): Promise<EmailRow | null> =>
@@ -135,13 +164,48 @@ export interface BulkClaim {
   cursor: string;
 }
 
+/**
+ * The months a claim reads: from `$5` (unsentSince) to an hour ahead. A condition of every part of the claim, so that
+ * its plan, made once, leaves out as it starts every month that holds no unsent mail (emails is partitioned by month
+ * on created_at), and the months created ahead.
+ */
+const unsentMonths = "created_at >= $5::timestamptz AND created_at < now() + interval '1 hour'";
 /** Pending bulk (campaign) mail: the predicate of emails_bulk_due_idx (unqualified, it names the innermost `emails`). */
-const bulkPending = "status = 'PENDING' AND category = 'CAMPAIGN'";
+const bulkPending = `status = 'PENDING' AND category = 'CAMPAIGN' AND ${unsentMonths}`;
 /** Pending urgent mail (transactional and workflow): the predicate of emails_urgent_due_idx. */
-const urgentPending = "status = 'PENDING' AND category <> 'CAMPAIGN'";
+const urgentPending = `status = 'PENDING' AND category <> 'CAMPAIGN' AND ${unsentMonths}`;
 
 /**
- * Claims up to `limit` due emails for `leaseMs`, `bulk.limit` at most of the bulk lane: SENDING ones whose lease lapsed (their dispatcher died or stalled mid-send),
+ * The earliest time an unsent (PENDING or SENDING) email may have been created at: the first instant of the oldest
+ * month whose partition holds one, or of the oldest one the default partition holds, and never later than an hour
+ * ago. Only a new email becomes unsent (created now), so until the next call the claim's months cover every unsent
+ * email. One probe of a partition's (status, locked_until) index per month, oldest first, to the first that holds one.
+ */
+export async function unsentSince(client: pg.ClientBase, now = new Date()): Promise<Date> {
+  const anHourAgo = new Date(now.getTime() - 3_600_000);
+  const { rows: strays } = await client.query<{ oldest: Date | null }>(
+    `SELECT min(created_at) AS oldest FROM ${quotedPartition(defaultPartitionName("emails"))} WHERE ${unsentEmail}`,
+  );
+  const stray = strays[0]?.oldest ?? undefined;
+  const months = (await partitionsOf(client, "emails"))
+    .map((name) => ({ name, month: monthOfPartition("emails", name) }))
+    .filter((partition): partition is { name: string; month: Date } => partition.month !== undefined && partition.month < anHourAgo)
+    .sort((a, b) => a.month.getTime() - b.month.getTime());
+  for (const { name, month } of months) {
+    if (stray && stray <= month) break;
+    const { rows } = await client.query<{ unsent: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${quotedPartition(name)} WHERE ${unsentEmail}) AS unsent`,
+    );
+    if (rows[0]?.unsent) return month;
+  }
+  return stray && stray < anHourAgo ? stray : anHourAgo;
+}
+
+const quotedPartition = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * Claims up to `limit` due emails for `leaseMs`, `bulk.limit` at most of the bulk lane, of those created since `since`
+ * (unsentSince): SENDING ones whose lease lapsed (their dispatcher died or stalled mid-send),
  * then the urgent lane's due emails in the order they fell due, then the bulk lane's, shared between the
  * projects that have due bulk mail (docs/decisions.md "Lanes, fair share and destinations"). One statement:
  * replicas skip each other's rows (SKIP LOCKED), and a claimed row is invisible to them until its lease
@@ -154,13 +218,14 @@ const urgentPending = "status = 'PENDING' AND category <> 'CAMPAIGN'";
  * it, an urgent email is claimed by the next claim. The bulk lane walks the projects that have pending
  * campaign mail (one step of emails_bulk_due_idx per project, starting after `bulk.cursor` and wrapping round,
  * at most `bulk.limit` of them), keeps those with mail due now, and takes from each, in the order its mail fell
- * due, an equal share of `bulk.limit`. The claimed rows are then found by their key, (project_id, id).
+ * due, an equal share of `bulk.limit`. The claimed rows are then found by their key, (id, created_at, project_id).
  */
 export async function claimDueEmails(
   pool: pg.Pool,
   leaseMs: number,
   limit: number,
   bulk: BulkClaim = { limit, cursor: firstBulkCursor },
+  since: Date = new Date(0),
 ): Promise<EmailRow[]> {
   const nextProject = (after: string) => `coalesce(
       (SELECT e.project_id FROM emails e WHERE ${bulkPending} AND e.project_id > ${after} ORDER BY e.project_id LIMIT 1),
@@ -168,11 +233,11 @@ export async function claimDueEmails(
   const { rows } = await pool.query<EmailRow>({
     name: "delivery_claim_due_emails",
     text: `WITH RECURSIVE lapsed AS (
-      SELECT project_id, id FROM emails WHERE status = 'SENDING' AND locked_until < now()
+      SELECT id, created_at, project_id FROM emails WHERE status = 'SENDING' AND locked_until < now() AND ${unsentMonths}
       ORDER BY locked_until LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     urgent AS (
-      SELECT project_id, id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
+      SELECT id, created_at, project_id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
       ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     ring(project_id, first, turn) AS (
@@ -188,15 +253,16 @@ export async function claimDueEmails(
     ),
     share AS (SELECT ceil($3::float8 / greatest(count(*), 1))::int AS each FROM active),
     bulk AS (
-      SELECT c.project_id, c.id FROM active a CROSS JOIN LATERAL (
-        SELECT e.project_id, e.id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
+      SELECT c.id, c.created_at, c.project_id FROM active a CROSS JOIN LATERAL (
+        SELECT e.id, e.created_at, e.project_id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
         ORDER BY e.next_attempt_at LIMIT (SELECT each FROM share) FOR UPDATE SKIP LOCKED
       ) c
       ORDER BY a.turn LIMIT $3
     )
     UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
       locked_until = now() + make_interval(secs => $1::double precision)
-    WHERE (project_id, id) IN (SELECT * FROM lapsed UNION ALL SELECT * FROM urgent UNION ALL SELECT * FROM bulk LIMIT $2)
+    WHERE ${unsentMonths}
+      AND (id, created_at, project_id) IN (SELECT * FROM lapsed UNION ALL SELECT * FROM urgent UNION ALL SELECT * FROM bulk LIMIT $2)
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
       to_email AS "toEmail", to_name AS "toName", from_email AS "fromEmail", from_name AS "fromName", reply_to AS "replyTo",
       subject, html, headers, attachments, list_unsubscribe AS "listUnsubscribe", template_id::text AS "templateId",
@@ -204,7 +270,7 @@ export async function claimDueEmails(
       next_attempt_at AS "nextAttemptAt", locked_until AS "lockedUntil", message_id AS "messageId",
       provider_message_id AS "providerMessageId", provider_response AS "providerResponse", last_error AS "lastError",
       sent_at AS "sentAt", trace_parent AS "traceParent", created_at AS "createdAt", updated_at AS "updatedAt"`,
-    values: [leaseMs / 1000, limit, Math.min(bulk.limit, limit), bulk.cursor],
+    values: [leaseMs / 1000, limit, Math.min(bulk.limit, limit), bulk.cursor, since],
   });
   return rows;
 }
@@ -213,6 +279,7 @@ export async function claimDueEmails(
 export interface HeldEmail {
   projectId: string;
   id: string;
+  createdAt: Date;
   delayMs: number;
 }
 
@@ -226,8 +293,9 @@ export async function releaseEmails(db: Db, held: readonly HeldEmail[]): Promise
     UPDATE emails e SET status = 'PENDING', attempts = greatest(e.attempts - 1, 0), locked_until = NULL, updated_at = now(),
       next_attempt_at = now() + make_interval(secs => h.delay_ms / 1000.0)
     FROM unnest(${held.map((email) => email.projectId)}::uuid[], ${held.map((email) => email.id)}::uuid[],
-      ${held.map((email) => email.delayMs)}::float8[]) AS h(project_id, id, delay_ms)
-    WHERE e.project_id = h.project_id AND e.id = h.id AND e.status = 'SENDING'`;
+      ${held.map((email) => email.createdAt)}::timestamptz[], ${held.map((email) => email.delayMs)}::float8[])
+      AS h(project_id, id, created_at, delay_ms)
+    WHERE e.id = h.id AND e.created_at = h.created_at AND e.project_id = h.project_id AND e.status = 'SENDING'`;
 }
 
 export type SendingOutcome =

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createSqlPool } from "@herald/db";
-import { createTestDatabase, nodesOf, type PlanNode, plansOf, type TestDatabase } from "@herald/testing";
+import { asPartitionedTables, createTestDatabase, nodesOf, type PlanNode, plansOf, type TestDatabase } from "@herald/testing";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -113,23 +113,20 @@ describe("erasing a contact from delivery", () => {
       (await pool.query("SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1 AND email IS NOT NULL", [projectId])).rows[0],
     ).toEqual({ n: 400 });
 
+    const named = await Promise.all(plans.map((plan) => asPartitionedTables(pool, plan)));
     const planOf = (table: string): PlanNode => {
-      const plan = plans.find((candidate) =>
+      const plan = named.find((candidate) =>
         nodesOf(candidate).some((node) => node["Node Type"] === "ModifyTable" && node["Relation Name"] === table),
       );
       if (!plan) throw new Error(`auto_explain reported no plan of the UPDATE of ${table}`);
       return plan;
     };
-    // A month partition's index is named after its parent's, with the month (email_activity_p202611_project_id_…), and
-    // the one on lower(sender) after its expression.
-    const partitionIndex = (name: string) =>
-      name.replace(/^email_activity_p\d{6}_/, "email_activity_").replace(/_project_id_lower_idx$/, "_project_id_sender_idx");
-    const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [partitionIndex(node["Index Name"])] : []));
+    const indexesOf = (plan: PlanNode) => nodesOf(plan).flatMap((node) => (node["Index Name"] ? [node["Index Name"]] : []));
     // A month's partition with no rows yet (the months created ahead) is read whole at no cost: it has no page to read.
     const seqScans = (plan: PlanNode) => nodesOf(plan).filter((node) => node["Node Type"] === "Seq Scan" && Number(node["Total Cost"]) > 0);
     for (const table of ["emails", "email_activity", "suppressions"]) expect(seqScans(planOf(table)), table).toEqual([]);
     expect(indexesOf(planOf("emails"))).toEqual(
-      expect.arrayContaining(["emails_project_id_contact_id_created_at_idx", "emails_project_id_to_email_created_at_idx"]),
+      expect.arrayContaining(["emails_contact_id_project_id_created_at_idx", "emails_to_email_project_id_created_at_idx"]),
     );
     expect(indexesOf(planOf("email_activity"))).toEqual(
       expect.arrayContaining([

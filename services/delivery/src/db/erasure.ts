@@ -24,15 +24,25 @@ export async function eraseContactFromDelivery(
   const earlier = await tx.$queryRaw<Array<{ address: string }>>`
     SELECT DISTINCT to_email AS address FROM emails WHERE project_id = ${projectId}::uuid AND contact_id = ${contactId}::uuid AND to_email <> ''`;
   const addresses = [...new Set([...(email ? [email] : []), ...earlier.map((row) => row.address)])];
+  // The emails' idempotency keys go too: a caller's key may hold anything, the address included.
   const erased = await tx.$queryRaw<Array<{ id: string }>>`
-    UPDATE emails SET
+    WITH theirs AS (
+      SELECT id, created_at, idempotency_key FROM emails
+      WHERE project_id = ${projectId}::uuid AND (contact_id = ${contactId}::uuid OR (${email} <> '' AND to_email = ${email}))
+      FOR UPDATE
+    ),
+    keys AS (
+      DELETE FROM email_idempotency_keys k USING theirs
+      WHERE k.project_id = ${projectId}::uuid AND k.idempotency_key = theirs.idempotency_key
+    )
+    UPDATE emails e SET
       contact_id = NULL, to_email = '', to_name = NULL, subject = '', html = '', headers = '{}', attachments = '[]',
       list_unsubscribe = NULL, idempotency_key = NULL, provider_response = NULL,
-      last_error = CASE WHEN status IN ('PENDING', 'SENDING') THEN ${erasedRecipientError} ELSE NULL END,
-      status = CASE WHEN status IN ('PENDING', 'SENDING') THEN 'FAILED' ELSE status END,
+      last_error = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN ${erasedRecipientError} ELSE NULL END,
+      status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'FAILED' ELSE e.status END,
       locked_until = NULL, updated_at = now()
-    WHERE project_id = ${projectId}::uuid AND (contact_id = ${contactId}::uuid OR (${email} <> '' AND to_email = ${email}))
-    RETURNING id::text AS id`;
+    FROM theirs WHERE e.id = theirs.id AND e.created_at = theirs.created_at AND e.project_id = ${projectId}::uuid
+    RETURNING e.id::text AS id`;
   const emailIds = erased.map((row) => row.id);
   // Keeps the type and time (the counters and the feed's totals); drops what names the person: the address, the
   // link followed, the provider's answer (which quotes the address), an inbound message's subject and sender.

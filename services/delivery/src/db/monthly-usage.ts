@@ -71,7 +71,7 @@ export async function lockCapStandings(
 export async function storedIdempotencyKeys(client: pg.ClientBase, projectId: string, keys: readonly string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
   const { rows } = await client.query<{ key: string }>(
-    `SELECT idempotency_key AS key FROM emails WHERE project_id = $1::uuid AND idempotency_key = ANY($2::text[])`,
+    `SELECT idempotency_key AS key FROM email_idempotency_keys WHERE project_id = $1::uuid AND idempotency_key = ANY($2::text[])`,
     [projectId, keys],
   );
   return new Set(rows.map((row) => row.key));

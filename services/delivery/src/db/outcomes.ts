@@ -6,7 +6,8 @@ import type { SendingOutcome } from "./emails.js";
 /**
  * The connection outcomes are recorded on: one, since the dispatcher writes one batch at a time, and
  * kept for it so that a write never queues behind claims or the outbox relay. Its statement is planned
- * once, and only as a nested loop over the primary key:
+ * once, and only as a nested loop over the primary key, the only index its conditions can use (so also
+ * when the plan is made on an empty month: docs/decisions.md "Which tables are partitioned"):
  * - Left to choose, PostgreSQL planned it anew for every write: the generic plan's estimate of ten rows
  *   from each array looked costlier than a plan for the one outcome at hand, and planning cost more than
  *   running it (0.55 ms of 0.9).
@@ -14,7 +15,8 @@ import type { SendingOutcome } from "./emails.js";
  *   was a hash join over a sequential scan of every email; autovacuum re-analyzes only later, and in a
  *   20,000-email benchmark the writes averaged 21 ms each, most of the database's CPU.
  * The plan this leaves is the one a custom plan picks for a large table whatever the batch: each email
- * through emails_pkey, its (project_id, id), the inserts joined to the few emails that moved.
+ * through emails_pkey, (id, created_at, project_id), in its month's partition; the inserts joined to the
+ * few emails that moved.
  */
 export const createOutcomesPool = (databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool =>
   createPlannedOncePool(databaseUrl, schema, onError);
@@ -23,6 +25,8 @@ export const createOutcomesPool = (databaseUrl: string, schema: string, onError:
 export interface OutcomeWrite {
   projectId: string;
   emailId: string;
+  /** The email's created_at, its month's partition. */
+  emailCreatedAt: Date;
   outcome: SendingOutcome;
   event: EmailActivityEvent;
   suppress?: { projectId: string; email: string; emailHash: Buffer; detail: string };
@@ -56,8 +60,9 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
     name: "delivery_record_outcomes",
     text: `
     WITH v AS (
-      SELECT * FROM unnest($31::uuid[], $1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::text[])
-        AS v(project_id, id, status, provider_message_id, provider_response, sent_at, next_attempt_at, last_error)
+      SELECT * FROM unnest($31::uuid[], $1::uuid[], $32::timestamptz[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+        $7::text[])
+        AS v(project_id, id, created_at, status, provider_message_id, provider_response, sent_at, next_attempt_at, last_error)
     ),
     moved AS (
       UPDATE emails e SET
@@ -73,7 +78,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       -- A CASE, not an OR: from (e.status = 'SENDING' OR (... AND e.status = 'PENDING')) the planner derives a
       -- condition on status alone, and while its statistics still see few emails waiting (a burst just
       -- enqueued, or a new table) it scans every waiting email through the status index to find a few.
-      WHERE e.project_id = v.project_id AND e.id = v.id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
+      WHERE e.id = v.id AND e.created_at = v.created_at AND e.project_id = v.project_id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
       RETURNING e.id
     ),
     suppressed AS (
@@ -132,6 +137,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       activity.map((row) => row.occurredAt),
       suppressions.map((write) => write.suppress?.emailHash),
       writes.map((write) => write.projectId),
+      writes.map((write) => write.emailCreatedAt),
     ],
   };
 }

@@ -1,4 +1,8 @@
 import type { Db } from "./client.js";
+import { doneEmail } from "./emails.js";
+import { Prisma } from "./generated/client.js";
+
+const done = Prisma.raw(doneEmail);
 
 /** A project's own windows, in days; null: the deployment's default. */
 export interface ProjectEmailRetention {
@@ -20,15 +24,17 @@ export async function setProjectEmailRetention(db: Db, projectId: string, retent
 }
 
 /**
- * Every project that holds emails or activity, with its own windows: a loose index scan of each table's index that
- * leads with project_id, one probe per project, rather than a scan of the rows.
+ * Every project that holds emails done with (sent or failed: what retention may empty or delete) or activity, with its
+ * own windows: a loose index scan of each table's index that leads with project_id (emails_done_idx for emails), one
+ * probe per project, rather than a scan of the rows.
  */
 export async function projectsWithEmailData(db: Db): Promise<Array<{ projectId: string } & ProjectEmailRetention>> {
   return db.$queryRaw`
     WITH RECURSIVE email_holders AS (
-      SELECT (SELECT project_id FROM emails ORDER BY project_id LIMIT 1) AS project_id
+      SELECT (SELECT project_id FROM emails WHERE ${done} ORDER BY project_id LIMIT 1) AS project_id
       UNION ALL
-      SELECT (SELECT e.project_id FROM emails e WHERE e.project_id > h.project_id ORDER BY e.project_id LIMIT 1) FROM email_holders h WHERE h.project_id IS NOT NULL
+      SELECT (SELECT e.project_id FROM emails e WHERE ${done} AND e.project_id > h.project_id ORDER BY e.project_id LIMIT 1)
+      FROM email_holders h WHERE h.project_id IS NOT NULL
     ),
     activity_holders AS (
       SELECT (SELECT project_id FROM email_activity ORDER BY project_id LIMIT 1) AS project_id
@@ -53,21 +59,44 @@ export async function projectsWithEmailData(db: Db): Promise<Array<{ projectId: 
 export async function expireEmailContent(db: Db, projectId: string, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`
     UPDATE emails SET html = '', headers = '{}', attachments = '[]', content_expired_at = now()
-    WHERE project_id = ${projectId}::uuid AND id IN (
-      SELECT id FROM emails
+    WHERE project_id = ${projectId}::uuid AND (id, created_at) IN (
+      SELECT id, created_at FROM emails
       WHERE project_id = ${projectId}::uuid AND created_at < ${before} AND content_expired_at IS NULL
-        AND status NOT IN ('PENDING', 'SENDING')
+        AND ${done}
       LIMIT ${limit}
     )`;
 }
 
-/** Deletes up to `limit` of a project's email records created before `before`, once done with (never a queued one). */
+/**
+ * Deletes up to `limit` of a project's email records created before `before`, once done with (never a queued one),
+ * with their idempotency keys.
+ */
 export async function expireEmails(db: Db, projectId: string, before: Date, limit: number): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ deleted: number }>>`
+    WITH gone AS (
+      DELETE FROM emails WHERE project_id = ${projectId}::uuid AND (id, created_at) IN (
+        SELECT id, created_at FROM emails
+        WHERE project_id = ${projectId}::uuid AND created_at < ${before} AND ${done}
+        LIMIT ${limit}
+      )
+      RETURNING idempotency_key
+    ),
+    forgotten AS (
+      DELETE FROM email_idempotency_keys k USING gone
+      WHERE k.project_id = ${projectId}::uuid AND k.idempotency_key = gone.idempotency_key
+    )
+    SELECT count(*)::int AS deleted FROM gone`;
+  return row?.deleted ?? 0;
+}
+
+/**
+ * Deletes up to `limit` idempotency keys of emails created before `before`: those of the months the maintenance dropped
+ * whole, whose emails went without a statement per row.
+ */
+export async function expireIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`
-    DELETE FROM emails WHERE project_id = ${projectId}::uuid AND id IN (
-      SELECT id FROM emails
-      WHERE project_id = ${projectId}::uuid AND created_at < ${before} AND status NOT IN ('PENDING', 'SENDING')
-      LIMIT ${limit}
+    DELETE FROM email_idempotency_keys WHERE ctid IN (
+      SELECT ctid FROM email_idempotency_keys WHERE created_at < ${before} LIMIT ${limit}
     )`;
 }
 

@@ -1,8 +1,9 @@
+import { withConnection } from "@herald/db";
 import { type BackgroundLoop, contextOfTraceParent, createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails } from "../db/emails.js";
+import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, unsentSince } from "../db/emails.js";
 import { suppressedAmong } from "../db/suppressions.js";
 import { heldForSuspensionMs, suspendedAmong } from "../db/suspended-projects.js";
 import type { AddressHash } from "../domain/address-hash.js";
@@ -66,6 +67,9 @@ export interface DispatcherOptions {
   onRecorded?: (outcome: SendOutcome) => void;
 }
 
+/** How often a dispatcher looks again for the oldest month that holds unsent mail. */
+const unsentMonthsCheckMs = 60_000;
+
 export interface Dispatcher {
   start(): void;
   /** Looks for due emails now (after an enqueue). */
@@ -104,6 +108,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** The bulk lane's sends among inFlight. */
   let bulkInFlight = 0;
   let bulkCursor = firstBulkCursor;
+  /** The months the claims read (unsentSince), looked up again every unsentMonthsCheckMs. */
+  let unsentMonths = { since: new Date(0), checkedAt: Number.NEGATIVE_INFINITY };
   let loop: BackgroundLoop | undefined;
   let killed = false;
   let waitingForSlot = false;
@@ -192,7 +198,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ]);
     const held: HeldEmail[] = [];
     const holdBack = (row: EmailRow, delayMs: number) => {
-      held.push({ projectId: row.projectId, id: row.id, delayMs: Math.max(delayMs, 10) });
+      held.push({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: Math.max(delayMs, 10) });
       global.refund(1);
       if (laneOf(row.category) === "bulk") bulk.refund(1);
     };
@@ -200,7 +206,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const suspendedHeld: HeldEmail[] = [];
     for (const [index, row] of rows.entries()) {
       if (suspended.has(row.projectId)) {
-        suspendedHeld.push({ projectId: row.projectId, id: row.id, delayMs: heldForSuspensionMs });
+        suspendedHeld.push({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: heldForSuspensionMs });
         global.refund(1);
         if (laneOf(row.category) === "bulk") bulk.refund(1);
         continue;
@@ -254,7 +260,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const granted = global.take(slots);
     if (granted === 0) return Math.max(global.msUntilNext(), 1);
     const bulkGranted = bulk.take(Math.max(0, Math.min(granted, bulkSlots)));
-    const rows = await claimDueEmails(options.claimsPool, options.leaseMs, granted, { limit: bulkGranted, cursor: bulkCursor });
+    if (Date.now() - unsentMonths.checkedAt >= unsentMonthsCheckMs) {
+      unsentMonths = { since: await withConnection(options.pool, (client) => unsentSince(client)), checkedAt: Date.now() };
+    }
+    const rows = await claimDueEmails(
+      options.claimsPool,
+      options.leaseMs,
+      granted,
+      { limit: bulkGranted, cursor: bulkCursor },
+      unsentMonths.since,
+    );
     const bulkRows = rows.filter((row) => laneOf(row.category) === "bulk");
     global.refund(granted - rows.length);
     bulk.refund(bulkGranted - bulkRows.length);

@@ -30,6 +30,7 @@ export function outcomeWriteOf(row: EmailRow, outcome: SendOutcome, addressHash:
   return {
     projectId: row.projectId,
     emailId: row.id,
+    emailCreatedAt: row.createdAt,
     outcome: change,
     // The dispatcher's bounce is the relay's refusal of the handed-over email: no email.sent came before it.
     event: emailActivityEvent(event, row, { reason: reasonOf(change), ...(event === "email.bounce" ? { refusedAtHandover: true } : {}) }),

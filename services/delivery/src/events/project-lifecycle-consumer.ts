@@ -4,6 +4,7 @@ import type { Kafka } from "kafkajs";
 import { deleteProjectActivity } from "../db/activity.js";
 import type { Db } from "../db/client.js";
 import { deleteProjectDomains } from "../db/domains.js";
+import { deleteProjectEmails } from "../db/emails.js";
 import { deleteProjectTemplates } from "../db/templates.js";
 import { isId } from "../domain/ids.js";
 import type { Uploads } from "../uploads/uploads.js";
@@ -38,7 +39,7 @@ export function createProjectLifecycleConsumer(deps: {
       await deleteProjectDomains(tx, projectId);
       await deleteProjectTemplates(tx, projectId);
       // Its queued emails too: with its domains gone they could only fail, and the sent ones are the project's data.
-      await tx.email.deleteMany({ where: { projectId } });
+      await deleteProjectEmails(tx, projectId);
       await tx.suppression.deleteMany({ where: { projectId } });
       await tx.projectSettings.deleteMany({ where: { projectId } });
       // Not part of the transaction, but idempotent: should it fail, the rows roll back and the event comes again.
