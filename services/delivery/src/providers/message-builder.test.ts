@@ -89,6 +89,8 @@ describe("message builder", () => {
     const bulk = Array.from({ length: 96 }, (_, index) => track(`bulk ${index}`, "bulk"));
     const urgent = track("urgent", "urgent");
     await Promise.all([...bulk, urgent]);
-    expect(finished.indexOf("urgent")).toBeLessThan(48);
+    // Kept in the order queued, it would finish last (the 97th). Taken next, it finishes with the tasks running beside it:
+    // about the 48th, and the 52nd once with the whole suite loading the machine.
+    expect(finished.indexOf("urgent")).toBeLessThan(64);
   });
 });
