@@ -24,14 +24,6 @@ const distributed: Record<string, readonly string[]> = {
   webhooks: ["messages"],
 };
 
-/**
- * Keys that hold project_id, as Citus requires, without leading with it. emails' key leads with id: the dispatcher's
- * writes by key are planned once, maybe on an empty month, where every index their conditions can use costs the same,
- * so the key must be the only such index, and a key leading with project_id would tie with every index that does
- * (docs/decisions.md "Which tables are partitioned"). A statement that names the project still routes to one shard.
- */
-const keysHoldingProject = new Set(["delivery.emails.emails_pkey"]);
-
 describe("keys of the tables distributed by project (docs/scaling.md)", () => {
   let pool: pg.Pool;
 
@@ -46,9 +38,8 @@ describe("keys of the tables distributed by project (docs/scaling.md)", () => {
   it("every unique index and foreign key between them leads with project_id", async () => {
     const found: string[] = [];
     for (const [schema, tables] of Object.entries(distributed)) {
-      const uniques = await pool.query<{ table: string; index: string; first: string; holds: boolean }>(
-        `SELECT t.relname AS table, i.relname AS index, a.attname AS first,
-           EXISTS (SELECT 1 FROM pg_attribute k WHERE k.attrelid = t.oid AND k.attnum = ANY(x.indkey) AND k.attname = 'project_id') AS holds
+      const uniques = await pool.query<{ table: string; index: string; first: string }>(
+        `SELECT t.relname AS table, i.relname AS index, a.attname AS first
          FROM pg_index x
          JOIN pg_class i ON i.oid = x.indexrelid
          JOIN pg_class t ON t.oid = x.indrelid
@@ -57,10 +48,7 @@ describe("keys of the tables distributed by project (docs/scaling.md)", () => {
          WHERE n.nspname = $1 AND t.relname = ANY($2::text[]) AND x.indisunique AND NOT i.relispartition`,
         [schema, tables],
       );
-      for (const row of uniques.rows) {
-        const name = `${schema}.${row.table}.${row.index}`;
-        if (row.first !== "project_id" && !(keysHoldingProject.has(name) && row.holds)) found.push(name);
-      }
+      for (const row of uniques.rows) if (row.first !== "project_id") found.push(`${schema}.${row.table}.${row.index}`);
       const foreignKeys = await pool.query<{ table: string; name: string; first: string; target: string }>(
         `SELECT t.relname AS table, c.conname AS name, a.attname AS first, r.relname AS target
          FROM pg_constraint c

@@ -218,7 +218,7 @@ const quotedPartition = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * it, an urgent email is claimed by the next claim. The bulk lane walks the projects that have pending
  * campaign mail (one step of emails_bulk_due_idx per project, starting after `bulk.cursor` and wrapping round,
  * at most `bulk.limit` of them), keeps those with mail due now, and takes from each, in the order its mail fell
- * due, an equal share of `bulk.limit`. The claimed rows are then found by their key, (id, created_at, project_id).
+ * due, an equal share of `bulk.limit`. The claimed rows are then found by their key, (project_id, id, created_at).
  */
 export async function claimDueEmails(
   pool: pg.Pool,
@@ -233,11 +233,11 @@ export async function claimDueEmails(
   const { rows } = await pool.query<EmailRow>({
     name: "delivery_claim_due_emails",
     text: `WITH RECURSIVE lapsed AS (
-      SELECT id, created_at, project_id FROM emails WHERE status = 'SENDING' AND locked_until < now() AND ${unsentMonths}
+      SELECT project_id, id, created_at FROM emails WHERE status = 'SENDING' AND locked_until < now() AND ${unsentMonths}
       ORDER BY locked_until LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     urgent AS (
-      SELECT id, created_at, project_id FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
+      SELECT project_id, id, created_at FROM emails WHERE ${urgentPending} AND next_attempt_at <= now()
       ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
     ),
     ring(project_id, first, turn) AS (
@@ -253,8 +253,8 @@ export async function claimDueEmails(
     ),
     share AS (SELECT ceil($3::float8 / greatest(count(*), 1))::int AS each FROM active),
     bulk AS (
-      SELECT c.id, c.created_at, c.project_id FROM active a CROSS JOIN LATERAL (
-        SELECT e.id, e.created_at, e.project_id FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
+      SELECT c.project_id, c.id, c.created_at FROM active a CROSS JOIN LATERAL (
+        SELECT e.project_id, e.id, e.created_at FROM emails e WHERE ${bulkPending} AND e.project_id = a.project_id AND e.next_attempt_at <= now()
         ORDER BY e.next_attempt_at LIMIT (SELECT each FROM share) FOR UPDATE SKIP LOCKED
       ) c
       ORDER BY a.turn LIMIT $3
@@ -262,7 +262,7 @@ export async function claimDueEmails(
     UPDATE emails SET status = 'SENDING', attempts = attempts + 1, updated_at = now(),
       locked_until = now() + make_interval(secs => $1::double precision)
     WHERE ${unsentMonths}
-      AND (id, created_at, project_id) IN (SELECT * FROM lapsed UNION ALL SELECT * FROM urgent UNION ALL SELECT * FROM bulk LIMIT $2)
+      AND (project_id, id, created_at) IN (SELECT * FROM lapsed UNION ALL SELECT * FROM urgent UNION ALL SELECT * FROM bulk LIMIT $2)
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", idempotency_key AS "idempotencyKey",
       to_email AS "toEmail", to_name AS "toName", from_email AS "fromEmail", from_name AS "fromName", reply_to AS "replyTo",
       subject, html, headers, attachments, list_unsubscribe AS "listUnsubscribe", template_id::text AS "templateId",
@@ -295,7 +295,7 @@ export async function releaseEmails(db: Db, held: readonly HeldEmail[]): Promise
     FROM unnest(${held.map((email) => email.projectId)}::uuid[], ${held.map((email) => email.id)}::uuid[],
       ${held.map((email) => email.createdAt)}::timestamptz[], ${held.map((email) => email.delayMs)}::float8[])
       AS h(project_id, id, created_at, delay_ms)
-    WHERE e.id = h.id AND e.created_at = h.created_at AND e.project_id = h.project_id AND e.status = 'SENDING'`;
+    WHERE e.project_id = h.project_id AND e.id = h.id AND e.created_at = h.created_at AND e.status = 'SENDING'`;
 }
 
 export type SendingOutcome =

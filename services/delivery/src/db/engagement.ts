@@ -18,13 +18,15 @@ export interface Engagement {
 export async function recordEngagement(tx: Tx, projectId: string, emailId: string, click: boolean): Promise<Engagement | undefined> {
   const reached = click ? ["SENT", "DELIVERED", "OPENED"] : ["SENT", "DELIVERED"];
   const rows = await tx.$queryRaw<Array<EmailActivityFacts & { firstOpen: boolean }>>`
-    WITH before AS (SELECT project_id, id, opened_at FROM emails WHERE id = ${emailId}::uuid AND project_id = ${projectId}::uuid FOR UPDATE)
+    WITH before AS (
+      SELECT project_id, id, created_at, opened_at FROM emails WHERE id = ${emailId}::uuid AND project_id = ${projectId}::uuid FOR UPDATE
+    )
     UPDATE emails SET
       opened_at = coalesce(emails.opened_at, now()),
       clicked_at = CASE WHEN ${click} THEN coalesce(emails.clicked_at, now()) ELSE emails.clicked_at END,
       status = CASE WHEN emails.status = ANY(${reached}::text[]) THEN ${click ? "CLICKED" : "OPENED"} ELSE emails.status END,
       updated_at = now()
-    FROM before WHERE emails.project_id = before.project_id AND emails.id = before.id
+    FROM before WHERE emails.project_id = before.project_id AND emails.id = before.id AND emails.created_at = before.created_at
     RETURNING emails.id::text AS id, emails.project_id::text AS "projectId", emails.contact_id::text AS "contactId",
       emails.to_email AS "toEmail", emails.category, emails.campaign_id::text AS "campaignId",
       emails.workflow_id::text AS "workflowId", emails.message_id AS "messageId", emails.attempts,

@@ -41,7 +41,7 @@ export async function eraseContactFromDelivery(
       last_error = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN ${erasedRecipientError} ELSE NULL END,
       status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'FAILED' ELSE e.status END,
       locked_until = NULL, updated_at = now()
-    FROM theirs WHERE e.id = theirs.id AND e.created_at = theirs.created_at AND e.project_id = ${projectId}::uuid
+    FROM theirs WHERE e.project_id = ${projectId}::uuid AND e.id = theirs.id AND e.created_at = theirs.created_at
     RETURNING e.id::text AS id`;
   const emailIds = erased.map((row) => row.id);
   // Keeps the type and time (the counters and the feed's totals); drops what names the person: the address, the

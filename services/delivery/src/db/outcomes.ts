@@ -15,7 +15,7 @@ import type { SendingOutcome } from "./emails.js";
  *   was a hash join over a sequential scan of every email; autovacuum re-analyzes only later, and in a
  *   20,000-email benchmark the writes averaged 21 ms each, most of the database's CPU.
  * The plan this leaves is the one a custom plan picks for a large table whatever the batch: each email
- * through emails_pkey, (id, created_at, project_id), in its month's partition; the inserts joined to the
+ * through emails_pkey, (project_id, id, created_at), in its month's partition; the inserts joined to the
  * few emails that moved.
  */
 export const createOutcomesPool = (databaseUrl: string, schema: string, onError: (error: Error) => void): pg.Pool =>
@@ -78,7 +78,7 @@ export function outcomesStatement(writes: readonly OutcomeWrite[]): pg.QueryConf
       -- A CASE, not an OR: from (e.status = 'SENDING' OR (... AND e.status = 'PENDING')) the planner derives a
       -- condition on status alone, and while its statistics still see few emails waiting (a burst just
       -- enqueued, or a new table) it scans every waiting email through the status index to find a few.
-      WHERE e.id = v.id AND e.created_at = v.created_at AND e.project_id = v.project_id AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
+      WHERE e.project_id = v.project_id AND e.id = v.id AND e.created_at = v.created_at AND CASE WHEN v.status = 'SENT' THEN e.status IN ('SENDING', 'PENDING') ELSE e.status = 'SENDING' END
       RETURNING e.id
     ),
     suppressed AS (

@@ -31,8 +31,9 @@ export async function applyProviderEvent(
   const transition = transitions[event.type];
   const rows = await tx.$queryRaw<EmailActivityFacts[]>`
     WITH target AS (
-      SELECT project_id, id FROM emails
-      WHERE provider_message_id = ${event.providerMessageId ?? null} OR id = ${emailId ?? null}::uuid
+      SELECT project_id, id, created_at FROM emails
+      -- By our id, only an email handed over (the predicate of emails_id_idx): a PENDING one is not with any provider.
+      WHERE provider_message_id = ${event.providerMessageId ?? null} OR (id = ${emailId ?? null}::uuid AND status <> 'PENDING')
       ORDER BY provider_message_id = ${event.providerMessageId ?? null} DESC NULLS LAST
       LIMIT 1
       FOR UPDATE
@@ -40,7 +41,7 @@ export async function applyProviderEvent(
     UPDATE emails SET
       status = CASE WHEN emails.status = ANY(${transition?.from ?? []}::text[]) THEN ${transition?.to ?? ""} ELSE emails.status END,
       updated_at = now()
-    FROM target WHERE emails.project_id = target.project_id AND emails.id = target.id
+    FROM target WHERE emails.project_id = target.project_id AND emails.id = target.id AND emails.created_at = target.created_at
     RETURNING emails.id::text AS id, emails.project_id::text AS "projectId", emails.contact_id::text AS "contactId",
       emails.to_email AS "toEmail", emails.category, emails.campaign_id::text AS "campaignId",
       emails.workflow_id::text AS "workflowId", emails.message_id AS "messageId", emails.attempts`;

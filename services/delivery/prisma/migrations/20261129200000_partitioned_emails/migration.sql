@@ -17,11 +17,11 @@ DROP INDEX "emails_project_id_to_email_created_at_idx";
 
 -- LIKE keeps the columns, defaults and CHECK constraints (emails_status, emails_category, emails_sending_is_leased).
 CREATE TABLE "emails" (LIKE "emails_unpartitioned" INCLUDING DEFAULTS INCLUDING CONSTRAINTS) PARTITION BY RANGE ("created_at");
--- The key leads with id, and it is the only index whose columns the dispatcher's writes by key (its claim's last step, its
--- outcomes) can use: those are planned once per connection, maybe while the month is still empty, where the planner
--- sees every usable index as costing the same and may take any (docs/decisions.md "Which tables are partitioned").
--- project_id stays in the key, for a distribution by project (docs/scaling.md).
-ALTER TABLE "emails" ADD CONSTRAINT "emails_pkey" PRIMARY KEY ("id", "created_at", "project_id");
+-- The key is the only index whose columns the dispatcher's writes by key (its claim's last step, its outcomes) can use:
+-- those are planned once per connection, maybe while the month is still empty, where the planner sees every usable index
+-- as costing the same and may take any (docs/decisions.md "Which tables are partitioned"). So every other index leads
+-- with a column they do not name, or is partial on a predicate they do not imply.
+ALTER TABLE "emails" ADD CONSTRAINT "emails_pkey" PRIMARY KEY ("project_id", "id", "created_at");
 CREATE TABLE "emails_default" PARTITION OF "emails" DEFAULT;
 
 -- One partition per UTC month from the oldest row's (at most two years back: older rows wait in the default partition
@@ -63,15 +63,17 @@ DROP TABLE "emails_unpartitioned";
 CREATE INDEX "emails_urgent_due_idx" ON "emails" ("next_attempt_at") WHERE "status" = 'PENDING' AND "category" <> 'CAMPAIGN';
 CREATE INDEX "emails_bulk_due_idx" ON "emails" ("project_id", "next_attempt_at") WHERE "status" = 'PENDING' AND "category" = 'CAMPAIGN';
 CREATE INDEX "emails_status_locked_until_idx" ON "emails" ("status", "locked_until");
--- SES's notifications name the email by the id SES gave it.
+-- A provider's report names the email by the id the provider gave it, or by ours alone (a bounce's copy of our
+-- Message-ID): only an email handed over has one (db/provider-events.ts).
 CREATE INDEX "emails_provider_message_id_idx" ON "emails" ("provider_message_id");
+CREATE INDEX "emails_id_idx" ON "emails" ("id") WHERE "status" <> 'PENDING';
 -- A campaign's emails: its progress and its withdrawal.
 CREATE INDEX "emails_campaign_id_status_idx" ON "emails" ("campaign_id", "status") WHERE "campaign_id" IS NOT NULL;
 -- Retention's batches: the emails whose content has yet to expire, and the records done with, by project and age.
--- Partial, so that neither serves the dispatcher's writes by key (above).
+-- Partial, for the reason above.
 CREATE INDEX "emails_content_expiry_idx" ON "emails" ("project_id", "created_at") WHERE "content_expired_at" IS NULL;
 CREATE INDEX "emails_done_idx" ON "emails" ("project_id", "created_at") WHERE "status" NOT IN ('PENDING', 'SENDING');
 -- A contact's emails by its id or its address, newest first: its erasure and its data export. They lead with the
--- contact, not the project, for the same reason.
+-- contact, not the project, for the reason above.
 CREATE INDEX "emails_contact_id_project_id_created_at_idx" ON "emails" ("contact_id", "project_id", "created_at");
 CREATE INDEX "emails_to_email_project_id_created_at_idx" ON "emails" ("to_email", "project_id", "created_at");
