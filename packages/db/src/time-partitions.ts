@@ -77,6 +77,39 @@ export async function partitionsOf(client: pg.ClientBase, table: string): Promis
   return rows.map((row) => row.name);
 }
 
+/** Whether a table (a partition) holds a row that matches an SQL condition on its columns: one probe, the first row found. */
+async function holds(client: pg.ClientBase, table: string, condition: string): Promise<boolean> {
+  const { rows } = await client.query<{ held: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quote(table)} WHERE ${condition}) AS held`);
+  return rows[0]?.held ?? false;
+}
+
+/**
+ * The first instant of the oldest month whose partition holds a row that matches `condition` (an SQL condition on the
+ * table's columns), among the months that start before `before`; or the time of the oldest such row of the default
+ * partition, when it is older. Undefined when neither holds one. One probe per month, oldest first, to the first that
+ * holds one.
+ */
+export async function oldestHolding(
+  client: pg.ClientBase,
+  spec: Pick<TimePartitionedTable, "table" | "column">,
+  condition: string,
+  before: Date,
+): Promise<Date | undefined> {
+  const { rows } = await client.query<{ oldest: Date | null }>(
+    `SELECT min(${quote(spec.column)}) AS oldest FROM ${quote(defaultPartitionName(spec.table))} WHERE ${condition}`,
+  );
+  const stray = rows[0]?.oldest ?? undefined;
+  const months = (await partitionsOf(client, spec.table))
+    .map((name) => ({ name, month: monthOfPartition(spec.table, name) }))
+    .filter((partition): partition is { name: string; month: Date } => partition.month !== undefined && partition.month < before)
+    .sort((a, b) => a.month.getTime() - b.month.getTime());
+  for (const { name, month } of months) {
+    if (stray && stray <= month) break;
+    if (await holds(client, name, condition)) return month;
+  }
+  return stray;
+}
+
 async function inTransaction<T>(client: pg.ClientBase, lockTimeoutMs: number, work: () => Promise<T>): Promise<T> {
   await client.query("BEGIN");
   try {
@@ -174,12 +207,7 @@ export async function maintainTimePartitions(
           const month = monthOfPartition(spec.table, name);
           if (!month || monthStart(month, 1) > cutoff) continue;
           const dropped = await inTransaction(client, lockTimeoutMs, async () => {
-            if (spec.keep) {
-              const { rows: kept } = await client.query<{ held: boolean }>(
-                `SELECT EXISTS (SELECT 1 FROM ${quote(name)} WHERE ${spec.keep}) AS held`,
-              );
-              if (kept[0]?.held) return false;
-            }
+            if (spec.keep && (await holds(client, name, spec.keep))) return false;
             await client.query(`DROP TABLE ${quote(name)}`);
             return true;
           });

@@ -1,4 +1,4 @@
-import { defaultPartitionName, monthOfPartition, partitionsOf } from "@herald/db";
+import { oldestHolding } from "@herald/db";
 import type pg from "pg";
 import { firstBulkCursor } from "../domain/lanes.js";
 import { createPlannedOncePool, type Db } from "./client.js";
@@ -183,25 +183,9 @@ const urgentPending = `status = 'PENDING' AND category <> 'CAMPAIGN' AND ${unsen
  */
 export async function unsentSince(client: pg.ClientBase, now = new Date()): Promise<Date> {
   const anHourAgo = new Date(now.getTime() - 3_600_000);
-  const { rows: strays } = await client.query<{ oldest: Date | null }>(
-    `SELECT min(created_at) AS oldest FROM ${quotedPartition(defaultPartitionName("emails"))} WHERE ${unsentEmail}`,
-  );
-  const stray = strays[0]?.oldest ?? undefined;
-  const months = (await partitionsOf(client, "emails"))
-    .map((name) => ({ name, month: monthOfPartition("emails", name) }))
-    .filter((partition): partition is { name: string; month: Date } => partition.month !== undefined && partition.month < anHourAgo)
-    .sort((a, b) => a.month.getTime() - b.month.getTime());
-  for (const { name, month } of months) {
-    if (stray && stray <= month) break;
-    const { rows } = await client.query<{ unsent: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM ${quotedPartition(name)} WHERE ${unsentEmail}) AS unsent`,
-    );
-    if (rows[0]?.unsent) return month;
-  }
-  return stray && stray < anHourAgo ? stray : anHourAgo;
+  const oldest = await oldestHolding(client, { table: "emails", column: "created_at" }, unsentEmail, anHourAgo);
+  return oldest && oldest < anHourAgo ? oldest : anHourAgo;
 }
-
-const quotedPartition = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * Claims up to `limit` due emails for `leaseMs`, `bulk.limit` at most of the bulk lane, of those created since `since`

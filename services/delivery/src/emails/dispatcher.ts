@@ -257,12 +257,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const bulkSlots = Math.min(slots, bulkLimits.concurrency - bulkInFlight);
     waitingForSlot = slots <= 0 || bulkSlots <= 0;
     if (slots <= 0) return options.pollIntervalMs * 4;
-    const granted = global.take(slots);
-    if (granted === 0) return Math.max(global.msUntilNext(), 1);
-    const bulkGranted = bulk.take(Math.max(0, Math.min(granted, bulkSlots)));
     if (Date.now() - unsentMonths.checkedAt >= unsentMonthsCheckMs) {
       unsentMonths = { since: await withConnection(options.pool, (client) => unsentSince(client)), checkedAt: Date.now() };
     }
+    const granted = global.take(slots);
+    if (granted === 0) return Math.max(global.msUntilNext(), 1);
+    const bulkGranted = bulk.take(Math.max(0, Math.min(granted, bulkSlots)));
     const rows = await claimDueEmails(
       options.claimsPool,
       options.leaseMs,
