@@ -61,8 +61,9 @@ export async function insertEmails(
 ): Promise<Array<{ id: string; created: boolean }>> {
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  const { rows: inserted } = await db.query<{ id: string }>(
-    `WITH input AS (
+  const { rows: inserted } = await db.query<{ id: string }>({
+    name: "delivery_insert_emails",
+    text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
          $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[],
          $20::text[])
@@ -89,7 +90,7 @@ export async function insertEmails(
        ON CONFLICT (project_id, month, category) DO UPDATE SET used = monthly_usage.used + EXCLUDED.used
      )
      SELECT id::text AS id FROM inserted`,
-    [
+    values: [
       column((row) => row.id),
       column((row) => row.projectId),
       column((row) => row.contactId),
@@ -111,7 +112,7 @@ export async function insertEmails(
       column((row) => row.messageId),
       column((row) => row.traceParent),
     ],
-  );
+  });
   const created = new Set(inserted.map((row) => row.id));
   const taken = rows.filter((row) => !created.has(row.id));
   const earlier = new Map<string, string>();

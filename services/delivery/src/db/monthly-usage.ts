@@ -31,13 +31,14 @@ export async function capStandings(
   pairs: ReadonlyArray<{ projectId: string; category: string }>,
 ): Promise<Map<string, CapStanding>> {
   if (pairs.length === 0) return new Map();
-  const { rows } = await db.query<{ projectId: string; category: string; cap: string | null; used: string }>(
-    `SELECT w.project_id::text AS "projectId", w.category, (${capSql("w.category")})::text AS cap, coalesce(u.used, 0)::text AS used
+  const { rows } = await db.query<{ projectId: string; category: string; cap: string | null; used: string }>({
+    name: "delivery_cap_standings",
+    text: `SELECT w.project_id::text AS "projectId", w.category, (${capSql("w.category")})::text AS cap, coalesce(u.used, 0)::text AS used
      FROM unnest($1::uuid[], $2::text[]) AS w(project_id, category)
      JOIN billing_caps c ON c.project_id = w.project_id
      LEFT JOIN monthly_usage u ON u.project_id = w.project_id AND u.month = ${thisMonthSql} AND u.category = w.category`,
-    [pairs.map((pair) => pair.projectId), pairs.map((pair) => pair.category)],
-  );
+    values: [pairs.map((pair) => pair.projectId), pairs.map((pair) => pair.category)],
+  });
   return standingsOf(rows);
 }
 

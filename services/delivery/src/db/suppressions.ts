@@ -12,12 +12,13 @@ export async function suppressedAmong(
   rows: ReadonlyArray<{ projectId: string; toEmail: string }>,
 ): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const { rows: found } = await pool.query<{ projectId: string; email: string }>(
-    `SELECT asked.project_id::text AS "projectId", asked.email FROM unnest($1::uuid[], $2::text[], $3::bytea[]) AS asked(project_id, email, hash)
+  const { rows: found } = await pool.query<{ projectId: string; email: string }>({
+    name: "delivery_suppressed_among",
+    text: `SELECT asked.project_id::text AS "projectId", asked.email FROM unnest($1::uuid[], $2::text[], $3::bytea[]) AS asked(project_id, email, hash)
      WHERE EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = asked.project_id AND s.email_hash = asked.hash)
        OR EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = asked.project_id AND s.email = asked.email AND s.email_hash IS NULL)`,
-    [rows.map((row) => row.projectId), rows.map((row) => row.toEmail), rows.map((row) => hashOf(row.toEmail))],
-  );
+    values: [rows.map((row) => row.projectId), rows.map((row) => row.toEmail), rows.map((row) => hashOf(row.toEmail))],
+  });
   return new Set(found.map((row) => `${row.projectId} ${row.email}`));
 }
 

@@ -31,9 +31,10 @@ export async function forgetSuspendedProject(tx: Tx, projectId: string): Promise
 /** The suspension reasons of those of these projects that are suspended, by project id. */
 export async function suspendedAmong(pool: pg.Pool, projectIds: readonly string[]): Promise<Map<string, string>> {
   if (projectIds.length === 0) return new Map();
-  const { rows } = await pool.query<{ projectId: string; reason: string }>(
-    `SELECT project_id::text AS "projectId", reason FROM suspended_projects WHERE project_id = ANY($1::uuid[])`,
-    [[...new Set(projectIds)]],
-  );
+  const { rows } = await pool.query<{ projectId: string; reason: string }>({
+    name: "delivery_suspended_among",
+    text: `SELECT project_id::text AS "projectId", reason FROM suspended_projects WHERE project_id = ANY($1::uuid[])`,
+    values: [[...new Set(projectIds)]],
+  });
   return new Map(rows.map((row) => [row.projectId, row.reason]));
 }

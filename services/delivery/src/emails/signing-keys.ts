@@ -33,12 +33,13 @@ export function createSigningKeys(options: { pool: pg.Pool; encryptionKey: Buffe
       domain: string;
       selector: string;
       privateKeyEncrypted: string;
-    }>(
-      `SELECT d.id::text AS id, d.project_id::text AS "projectId", d.domain, d.selector, d.private_key_encrypted AS "privateKeyEncrypted"
+    }>({
+      name: "delivery_signing_keys",
+      text: `SELECT d.id::text AS id, d.project_id::text AS "projectId", d.domain, d.selector, d.private_key_encrypted AS "privateKeyEncrypted"
        FROM domains d JOIN unnest($1::uuid[], $2::text[]) AS w(project_id, domain) ON d.project_id = w.project_id AND d.domain = w.domain
        WHERE d.verified`,
-      [[...pairs.values()].map((pair) => pair.projectId), [...pairs.values()].map((pair) => pair.domain)],
-    );
+      values: [[...pairs.values()].map((pair) => pair.projectId), [...pairs.values()].map((pair) => pair.domain)],
+    });
     for (const row of found) {
       const cacheKey = `${row.id} ${row.selector}`;
       let privateKey = opened.peek(cacheKey);
