@@ -19,9 +19,20 @@ function activityOf(event: EventEnvelope, logger: Logger): EmailActivity | undef
   }
 }
 
+/** The count an event makes: an email activity that moves a counter, of an email of a campaign. */
+export function campaignCountOf(event: EventEnvelope, logger: Logger): CampaignCount | undefined {
+  const counter = counterOf(event.type);
+  if (!counter) return undefined;
+  const activity = activityOf(event, logger);
+  if (!activity?.campaignId || !isId(activity.campaignId) || !isId(event.projectId) || !activity.emailId) return undefined;
+  return { projectId: event.projectId, campaignId: activity.campaignId, emailId: activity.emailId, counter };
+}
+
 /**
  * A campaign's counters from delivery's activity, applied once per event (processed_events),
- * the first open and the first click of each email only (campaign_engagements).
+ * the first open and the first click of each email only (campaign_engagements). The activity
+ * of emails outside campaigns (most of it: /v1/send and workflows) is passed over without a
+ * transaction or a processed_events row, since applying it would change nothing.
  */
 export function createEmailActivityConsumer(deps: { kafka: Kafka; db: Db; logger: Logger; groupId?: string }): EventConsumer {
   return createEventConsumer({
@@ -31,15 +42,9 @@ export function createEmailActivityConsumer(deps: { kafka: Kafka; db: Db; logger
     db: deps.db,
     logger: deps.logger,
     batchWindowMs: 250,
+    accepts: (event) => campaignCountOf(event, deps.logger) !== undefined,
     handleChunk: async (events, tx) => {
-      const counts: CampaignCount[] = [];
-      for (const event of events) {
-        const counter = counterOf(event.type);
-        if (!counter) continue;
-        const activity = activityOf(event, deps.logger);
-        if (!activity?.campaignId || !isId(activity.campaignId) || !isId(event.projectId) || !activity.emailId) continue;
-        counts.push({ projectId: event.projectId, campaignId: activity.campaignId, emailId: activity.emailId, counter });
-      }
+      const counts = events.flatMap((event) => campaignCountOf(event, deps.logger) ?? []);
       await applyCampaignCounts(tx, counts);
     },
   });
