@@ -176,7 +176,7 @@ export function createSends(deps: {
           ...(template ? { templateId: template.id } : {}),
         };
       });
-      const stored = await emails.enqueueAll(projectId, inputs, { suppressionsChecked: true });
+      const stored = await emails.enqueueAll(projectId, inputs, { suppressionsChecked: true, suspensionChecked: true });
       return {
         emails: recipients.map((recipient, index) => ({
           contactId: recipient.contactId,
