@@ -39,8 +39,9 @@ export function createEmailActivityConsumer(deps: {
     db: deps.db,
     logger: deps.logger,
     fromBeginning: deps.fromBeginning,
-    // Counters may trail the sends by a moment: the broker gathers up to a quarter second of them per chunk.
-    batchWindowMs: 250,
+    // Counters and the reputation guard's judgement may trail the sends by a second: the broker gathers up to that
+    // much activity per chunk, and a chunk's statements cost the same for a few events as for a hundred.
+    batchWindowMs: 1_000,
     handleChunk: async (events, tx) => {
       const counts: EmailActivityCount[] = [];
       for (const event of events) {
