@@ -90,8 +90,11 @@ describe("partition pruning of emails", () => {
   const now = new Date();
   const projectId = randomUUID();
   const [unsent, sent, stray] = Array.from({ length: 3 }, (_, index) => newEmailRow(projectId, index));
-  const unsentAt = new Date(now.getTime() - 90 * dayMs);
-  const sentAt = new Date(now.getTime() - 150 * dayMs);
+  // Mid-month, three and five months back: the claim then reads four months (three back to this one) whatever the day of
+  // the month. 90 days back from a month's last day is the first of the third month back, and only three months.
+  const monthsBack = (months: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 15));
+  const unsentAt = monthsBack(3);
+  const sentAt = monthsBack(5);
 
   beforeAll(async () => {
     database = await createTestDatabase(inject("herald").databaseUrl);
