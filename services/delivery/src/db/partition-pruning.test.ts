@@ -92,7 +92,7 @@ describe("partition pruning of emails", () => {
   const [unsent, sent, stray] = Array.from({ length: 3 }, (_, index) => newEmailRow(projectId, index));
   // Mid-month, three and five months back: the claim then reads four months (three back to this one) whatever the day of
   // the month. 90 days back from a month's last day is the first of the third month back, and only three months.
-  const monthsBack = (months: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 15));
+  const monthsBack = (months: number) => new Date(monthStart(now, -months).getTime() + 14 * dayMs);
   const unsentAt = monthsBack(3);
   const sentAt = monthsBack(5);
 
