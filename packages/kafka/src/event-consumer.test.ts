@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
-import type { Kafka, Producer } from "kafkajs";
+import { type Kafka, KafkaJSNonRetriableError, type Producer } from "kafkajs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createEnvelope, type EventEnvelope, encodeEnvelope } from "./envelope.js";
-import { createEventConsumer, type EventConsumer } from "./event-consumer.js";
+import { createEventConsumer, type EventConsumer, managedConsumer } from "./event-consumer.js";
 import { createKafka } from "./kafka-client.js";
 import type { SqlClient } from "./sql-client.js";
 import { createScratchSchema, createTestTopic, type ScratchSchema } from "./test-support/scratch-schema.js";
@@ -201,6 +201,42 @@ describe("the event consumer", () => {
         await consumer.stop();
         await drop();
       }
+    }
+  });
+  it("starts a new consumer after a crash KafkaJS does not restart from, and reads on", async () => {
+    const { topic, drop } = await createTestTopic(kafka);
+    const groupId = `kafka-test-${randomUUID()}`;
+    let created = 0;
+    const read: string[] = [];
+    const consumer = managedConsumer({
+      create: () => {
+        created += 1;
+        return kafka.consumer({ groupId });
+      },
+      run: async (kafkaConsumer) => {
+        const first = created === 1;
+        await kafkaConsumer.connect();
+        await kafkaConsumer.subscribe({ topics: [topic], fromBeginning: true });
+        await kafkaConsumer.run({
+          eachMessage: async ({ message }) => {
+            // The crash of a group coordinator that is not found: not retriable, so KafkaJS leaves the consumer stopped.
+            if (first) throw new KafkaJSNonRetriableError("Failed to find group coordinator");
+            read.push(String(message.value));
+          },
+        });
+      },
+      logger,
+      groupId,
+      what: "test consumer",
+    });
+    await consumer.start();
+    try {
+      await producer.send({ topic, messages: [{ value: "after the crash" }] });
+      await vi.waitFor(() => expect(read).toEqual(["after the crash"]), eventually);
+      expect(created).toBe(2);
+    } finally {
+      await consumer.stop();
+      await drop();
     }
   });
 });

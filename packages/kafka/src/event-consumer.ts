@@ -196,6 +196,9 @@ export function createEventConsumer<Tx extends SqlClient>(
 
 const startTimeoutMs = 60_000;
 
+/** The wait before a consumer that stopped after a crash starts again: doubled for each crash since it last joined its group. */
+const restartDelayMs = { first: 1_000, max: 30_000 };
+
 /** Events applied in one transaction at most. */
 const eventsPerTransaction = 200;
 
@@ -207,6 +210,13 @@ const messagesPerSettle = 1_000;
  * start() retries for up to a minute while the broker answers with retriable errors (a
  * broker that has just started, or just created the topics or its group coordinator, does
  * so for a few seconds), dropping the half-started consumer each time; a crash is logged.
+ *
+ * KafkaJS restarts a crashed consumer only after a retriable error. After any other it
+ * leaves the consumer stopped, and the service would read nothing more while it looked
+ * healthy: a group coordinator not found, for one, which a broker answers while it still
+ * loads its offsets topic (tulios/kafkajs#1630), and which joining the group reports as a
+ * crash rather than by failing run(). Such a consumer is dropped and a new one started,
+ * after a wait that doubles while the crashes repeat, for as long as the service runs.
  */
 export function managedConsumer(options: {
   create: () => Consumer;
@@ -223,35 +233,68 @@ export function managedConsumer(options: {
     consumer = undefined;
   };
   let starting: BackgroundLoop | undefined;
+  let stopped = false;
+  let crashesSinceJoin = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+
+  function startLoop(isFatal?: (error: unknown) => boolean): BackgroundLoop {
+    const loop = createBackgroundLoop({
+      name: `${what} (${groupId}) start`,
+      logger,
+      idleMs: 250,
+      maxBackoffMs: 2_000,
+      logEveryFailures: 1,
+      ...(isFatal ? { isFatal } : {}),
+      pass: async () => {
+        const created = options.create();
+        consumer = created;
+        created.on(created.events.GROUP_JOIN, () => {
+          crashesSinceJoin = 0;
+        });
+        created.on(created.events.CRASH, ({ payload }) => {
+          logger.error({ err: payload.error, groupId, restarting: payload.restart }, `${what} crashed`);
+          if (!payload.restart && consumer === created) scheduleRestart();
+        });
+        try {
+          await options.run(created);
+          return "done" as const;
+        } catch (error) {
+          await drop();
+          throw error;
+        }
+      },
+    });
+    loop.start();
+    return loop;
+  }
+
+  function scheduleRestart() {
+    if (stopped || restartTimer) return;
+    const delayMs = Math.min(restartDelayMs.max, restartDelayMs.first * 2 ** crashesSinceJoin);
+    crashesSinceJoin += 1;
+    logger.warn({ groupId, delayMs }, `${what} starts again after a crash KafkaJS does not restart from`);
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      restarting = (async () => {
+        await starting?.finished.catch(() => {});
+        await drop();
+        if (!stopped) starting = startLoop();
+      })();
+    }, delayMs);
+  }
+
   return {
     async start() {
       const deadline = Date.now() + startTimeoutMs;
-      starting = createBackgroundLoop({
-        name: `${what} (${groupId}) start`,
-        logger,
-        idleMs: 250,
-        maxBackoffMs: 2_000,
-        logEveryFailures: 1,
-        isFatal: (error) => !isRetriable(error) || Date.now() > deadline,
-        pass: async () => {
-          try {
-            consumer = options.create();
-            consumer.on(consumer.events.CRASH, ({ payload }) => {
-              logger.error({ err: payload.error, groupId, restarting: payload.restart }, `${what} crashed`);
-            });
-            await options.run(consumer);
-            return "done" as const;
-          } catch (error) {
-            await drop();
-            throw error;
-          }
-        },
-      });
-      starting.start();
+      starting = startLoop((error) => !isRetriable(error) || Date.now() > deadline);
       await starting.finished;
     },
     async stop() {
+      stopped = true;
+      clearTimeout(restartTimer);
       await starting?.stop();
+      await restarting; // it sees `stopped` once the loop it waits for has ended, and starts no other
       await consumer?.disconnect();
       consumer = undefined;
     },
