@@ -210,6 +210,8 @@ const messagesPerSettle = 1_000;
  * start() retries for up to a minute while the broker answers with retriable errors (a
  * broker that has just started, or just created the topics or its group coordinator, does
  * so for a few seconds), dropping the half-started consumer each time; a crash is logged.
+ * With `startTimeoutMs: Infinity` it retries whatever the error until the consumer runs,
+ * less often after the first few seconds, for a consumer the process serves without.
  *
  * KafkaJS restarts a crashed consumer only after a retriable error. After any other it
  * leaves the consumer stopped, and the service would read nothing more while it looked
@@ -225,6 +227,8 @@ export function managedConsumer(options: {
   groupId: string;
   /** Names the consumer in the log. */
   what: string;
+  /** How long start() retries before it fails; a minute unless given. */
+  startTimeoutMs?: number;
 }): EventConsumer {
   const { logger, groupId, what } = options;
   let consumer: Consumer | undefined;
@@ -238,14 +242,16 @@ export function managedConsumer(options: {
   let restartTimer: NodeJS.Timeout | undefined;
   let restarting: Promise<void> | undefined;
 
-  function startLoop(isFatal?: (error: unknown) => boolean): BackgroundLoop {
+  /** Runs a new consumer; a start with a deadline fails after it, or at once on an error that is not retriable. */
+  function startLoop(deadline: number): BackgroundLoop {
+    const patient = deadline === Number.POSITIVE_INFINITY;
     const loop = createBackgroundLoop({
       name: `${what} (${groupId}) start`,
       logger,
       idleMs: 250,
-      maxBackoffMs: 2_000,
-      logEveryFailures: 1,
-      ...(isFatal ? { isFatal } : {}),
+      maxBackoffMs: patient ? 15_000 : 2_000,
+      logEveryFailures: patient ? 10 : 1,
+      ...(patient ? {} : { isFatal: (error: unknown) => !isRetriable(error) || Date.now() > deadline }),
       pass: async () => {
         const created = options.create();
         consumer = created;
@@ -279,15 +285,14 @@ export function managedConsumer(options: {
       restarting = (async () => {
         await starting?.finished.catch(() => {});
         await drop();
-        if (!stopped) starting = startLoop();
+        if (!stopped) starting = startLoop(Number.POSITIVE_INFINITY);
       })();
     }, delayMs);
   }
 
   return {
     async start() {
-      const deadline = Date.now() + startTimeoutMs;
-      starting = startLoop((error) => !isRetriable(error) || Date.now() > deadline);
+      starting = startLoop(Date.now() + (options.startTimeoutMs ?? startTimeoutMs));
       await starting.finished;
     },
     async stop() {

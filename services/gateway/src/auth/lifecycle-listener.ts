@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { decodeEnvelope, topics } from "@herald/kafka";
-import { createBackgroundLoop, type Logger } from "@herald/platform";
-import type { Consumer, Kafka } from "kafkajs";
+import { decodeEnvelope, managedConsumer, topics } from "@herald/kafka";
+import type { Logger } from "@herald/platform";
+import type { Kafka } from "kafkajs";
 import type { ApiKeyCache } from "./api-key-cache.js";
 import type { SessionCache } from "./session-cache.js";
 
@@ -17,53 +17,45 @@ export function createLifecycleListener(options: { kafka: Kafka; logger: Logger;
     options.keys.evictProject(projectId);
     options.sessions.forgetProject(projectId);
   };
-  let consumer: Consumer | undefined;
   let markJoined: () => void = () => {};
   const joined = new Promise<void>((resolve) => {
     markJoined = resolve;
   });
 
-  const following = createBackgroundLoop({
-    name: "project lifecycle listener",
-    logger: options.logger,
-    idleMs: 1_000,
-    maxBackoffMs: 15_000,
-    logEveryFailures: 10,
-    pass: async () => {
-      try {
-        consumer = options.kafka.consumer({ groupId: `gateway.cache.${randomUUID()}` });
-        consumer.on(consumer.events.GROUP_JOIN, () => markJoined());
-        await consumer.connect();
-        await consumer.subscribe({ topic: topics.projectLifecycle, fromBeginning: false });
-        await consumer.run({
-          eachMessage: async ({ message }) => {
-            if (!message.value) return;
-            try {
-              forgetProject(decodeEnvelope(message.value).projectId);
-            } catch (error) {
-              options.logger.warn({ err: error }, "skipping a lifecycle message that is not an event envelope");
-            }
-          },
-        });
-        return "done" as const;
-      } catch (error) {
-        // Cached keys expire by their TTL meanwhile.
-        await consumer?.disconnect().catch(() => {});
-        throw error;
-      }
+  const listener = managedConsumer({
+    create: () => {
+      const consumer = options.kafka.consumer({ groupId: `gateway.cache.${randomUUID()}` });
+      consumer.on(consumer.events.GROUP_JOIN, () => markJoined());
+      return consumer;
     },
+    run: async (consumer) => {
+      await consumer.connect();
+      await consumer.subscribe({ topic: topics.projectLifecycle, fromBeginning: false });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          if (!message.value) return;
+          try {
+            forgetProject(decodeEnvelope(message.value).projectId);
+          } catch (error) {
+            options.logger.warn({ err: error }, "skipping a lifecycle message that is not an event envelope");
+          }
+        },
+      });
+    },
+    logger: options.logger,
+    groupId: "gateway.cache.*",
+    what: "project lifecycle listener",
+    // Cached keys expire by their TTL meanwhile.
+    startTimeoutMs: Number.POSITIVE_INFINITY,
   });
 
   return {
     /** Starts in the background: the gateway serves while Kafka is away. */
     start(): void {
-      following.start();
+      void listener.start();
     },
     /** Resolves once the listener receives events (its consumer joined its group). */
     joined: () => joined,
-    async stop(): Promise<void> {
-      await following.stop();
-      await consumer?.disconnect();
-    },
+    stop: () => listener.stop(),
   };
 }
