@@ -56,13 +56,18 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Services spawned by this process so far. */
+let spawned = 0;
+
 /**
  * Runs a built service (`node <entry>`) with the given environment, capturing its output.
- * With HERALD_CPU_PROFILE_DIR set, each service writes a V8 CPU profile there when it stops.
+ * With HERALD_CPU_PROFILE_DIR set, each service writes a V8 CPU profile of its main thread there when it stops, as `<name>.<n>.cpuprofile`.
  */
 export function spawnService(options: { name: string; entry: string; env: NodeJS.ProcessEnv }): ServiceProcess {
   const profileDir = process.env.HERALD_CPU_PROFILE_DIR;
-  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${options.name}.cpuprofile`] : [];
+  // Numbered in the order started, so that a replica's or a restarted process's profile does not overwrite another's.
+  spawned += 1;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${options.name}.${spawned}.cpuprofile`] : [];
   const child: ChildProcess = spawn(process.execPath, [...profile, options.entry], {
     env: { ...process.env, LOG_LEVEL: "warn", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
