@@ -203,6 +203,7 @@ describe("the event consumer", () => {
       }
     }
   });
+
   it("starts a new consumer after a crash KafkaJS does not restart from, and reads on", async () => {
     const { topic, drop } = await createTestTopic(kafka);
     const groupId = `kafka-test-${randomUUID()}`;
