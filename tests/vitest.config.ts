@@ -49,6 +49,8 @@ export default defineConfig({
         test: {
           name: "stack",
           root,
+          // Each worker loads the modules once for all its files rather than once per file (docs/development.md, Tests).
+          isolate: false,
           include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "tests/**/*.test.ts"],
           exclude: [...excluded, ...unitTestFiles],
           globalSetup: [fileURLToPath(new URL("./global-setup.ts", import.meta.url))],
