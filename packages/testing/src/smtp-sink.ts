@@ -42,6 +42,8 @@ export interface TestSmtpSink {
   waitForMessages(count: number, options?: { to?: string; timeoutMs?: number }): Promise<ReceivedEmail[]>;
   rejectRecipient(address: string, rejection: RecipientRejection): void;
   acceptRecipient(address: string): void;
+  /** How many times the sink refused `to` at RCPT TO, by a rejection set for it: each an attempt that delivered nothing. */
+  refusals(to: string): number;
   /** Forgets the messages (the directory keeps its files). */
   clear(): void;
   stop(): Promise<void>;
@@ -61,6 +63,7 @@ function smtpError(rejection: RecipientRejection, address: string): Error & { re
 export async function startTestSmtpSink(options: { directory?: string; maxMessageBytes?: number } = {}): Promise<TestSmtpSink> {
   const received: ReceivedEmail[] = [];
   const rejections = new Map<string, RecipientRejection>();
+  const refused = new Map<string, number>();
   const arrivals = new EventEmitter();
   arrivals.setMaxListeners(0);
   let sequence = 0;
@@ -100,7 +103,9 @@ export async function startTestSmtpSink(options: { directory?: string; maxMessag
       callback(null, { user: "test" });
     },
     onRcptTo(address, _session, callback) {
-      const rejection = rejections.get(normalise(address.address));
+      const recipient = normalise(address.address);
+      const rejection = rejections.get(recipient);
+      if (rejection) refused.set(recipient, (refused.get(recipient) ?? 0) + 1);
       callback(rejection ? smtpError(rejection, address.address) : null);
     },
     onData(stream, session, callback) {
@@ -204,6 +209,7 @@ export async function startTestSmtpSink(options: { directory?: string; maxMessag
     waitForMessages,
     rejectRecipient,
     acceptRecipient,
+    refusals: (to) => refused.get(normalise(to)) ?? 0,
     clear,
     async stop() {
       control.closeAllConnections();
