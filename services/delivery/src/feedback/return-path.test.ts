@@ -16,6 +16,12 @@ describe("VERP return paths", () => {
     expect(returnPaths.emailIdOf(returnPaths.feedbackAddress)).toBeUndefined();
   });
 
+  it("reads a return path an earlier version made with the same secret", () => {
+    const emailId = "01234567-89ab-cdef-0123-456789abcdef";
+    expect(returnPaths.addressOf(emailId)).toBe("bounce+0123456789abcdef0123456789abcdef-9e64252735828d76@bounces.herald.test");
+    expect(returnPaths.emailIdOf("bounce+0123456789abcdef0123456789abcdef-9e64252735828d76@bounces.herald.test")).toBe(emailId);
+  });
+
   it("refuses a forged tag, another email's tag, another domain and other mailboxes", () => {
     const address = returnPaths.addressOf(randomUUID());
     const [local = "", domain] = address.split("@");

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto";
 
 /**
  * VERP return paths (the envelope sender, where receivers send bounces): one address per email,
@@ -26,7 +26,8 @@ const pattern = /^bounce\+([0-9a-f]{32})-([0-9a-f]+)@(.+)$/;
 export function createReturnPaths(options: { domain: string; secret: string }): ReturnPaths {
   const domain = options.domain.toLowerCase();
   // A key of its own, derived from the link signing secret: a link token can never pass for a return path.
-  const key = createHmac("sha256", options.secret).update("herald return path v1").digest();
+  // Made a KeyObject once, not on every address.
+  const key = createSecretKey(createHmac("sha256", options.secret).update("herald return path v1").digest());
   const tagOf = (hex: string) => createHmac("sha256", key).update(hex).digest("hex").slice(0, tagLength);
   return {
     domain,

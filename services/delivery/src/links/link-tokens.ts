@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto";
 
 /**
  * The tokens in the links of an email: the recipient's unsubscribe, subscribe and manage
@@ -39,7 +39,9 @@ export interface LinkTokens {
 }
 
 export function createLinkTokens(secret: string): LinkTokens {
-  const macOf = (payload: Buffer): Buffer => createHmac("sha256", secret).update(payload).digest().subarray(0, macBytes);
+  // A KeyObject made once (the secret's UTF-8 bytes, as createHmac reads a string key), not on every token.
+  const key = createSecretKey(secret, "utf8");
+  const macOf = (payload: Buffer): Buffer => createHmac("sha256", key).update(payload).digest().subarray(0, macBytes);
   return {
     sign(token) {
       const subject = token.kind === "recipient" ? token.contactId : token.emailId;
