@@ -201,6 +201,7 @@ async function postOverGateways(
         url: `${processes.gatewayUrl}${options.path}`,
         connections: connections / replicas.length,
         pipelining: 1,
+        ...(process.env.BENCH_REPLICA_RATE ? { overallRate: Number(process.env.BENCH_REPLICA_RATE) } : {}),
         amount: Math.floor(options.count / replicas.length) + (index < options.count % replicas.length ? 1 : 0),
         requests: [
           {
