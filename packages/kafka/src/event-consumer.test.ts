@@ -5,7 +5,7 @@ import { type Kafka, KafkaJSNonRetriableError, type Producer } from "kafkajs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createEnvelope, type EventEnvelope, encodeEnvelope } from "./envelope.js";
-import { createEventConsumer, type EventConsumer, managedConsumer } from "./event-consumer.js";
+import { commitIntervalMs, createEventConsumer, type EventConsumer, managedConsumer } from "./event-consumer.js";
 import { createKafka } from "./kafka-client.js";
 import type { SqlClient } from "./sql-client.js";
 import { createScratchSchema, createTestTopic, type ScratchSchema } from "./test-support/scratch-schema.js";
@@ -165,6 +165,55 @@ describe("the event consumer", () => {
       expect(await processed(groupId)).toBe(3);
     } finally {
       await consumer.stop();
+      await drop();
+    }
+  });
+
+  it("commits its offsets at most once a second rather than after every batch, and what it read when it stops", async () => {
+    const { topic, drop } = await createTestTopic(kafka);
+    const groupId = `kafka-test-${randomUUID()}`;
+    let commits = 0;
+    // The consumer's commits, counted through KafkaJS's instrumentation.
+    const counting: Kafka = Object.assign(Object.create(kafka) as Kafka, {
+      consumer: (config: Parameters<Kafka["consumer"]>[0]) => {
+        const created = kafka.consumer(config);
+        created.on(created.events.COMMIT_OFFSETS, () => {
+          commits++;
+        });
+        return created;
+      },
+    });
+    const consumer = createEventConsumer({
+      kafka: counting,
+      groupId,
+      topics: [topic],
+      db: schema.db,
+      logger,
+      fromBeginning: true,
+      handle: async (event, tx) => {
+        await tx.$executeRaw`INSERT INTO applied (consumer, project_id) VALUES (${groupId}, ${event.projectId})`;
+      },
+    });
+    await consumer.start();
+    try {
+      const started = performance.now();
+      // Each event read before the next is sent: a batch of its own, which KafkaJS's autoCommit would commit.
+      for (let index = 0; index < 20; index++) {
+        await publish(topic, [eventOf(`p-paced-${index}`)]);
+        await vi.waitFor(async () => expect(await applied(groupId)).toHaveLength(index + 1), eventually);
+      }
+      expect(commits).toBeLessThanOrEqual(Math.floor((performance.now() - started) / commitIntervalMs) + 1);
+    } finally {
+      await consumer.stop();
+    }
+    // Stopping committed the rest: the group would read on after the last event.
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      expect(committed?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: "20" })]);
+    } finally {
+      await admin.disconnect();
       await drop();
     }
   });

@@ -1,6 +1,6 @@
 import { type BackgroundLoop, createBackgroundLoop } from "@herald/platform";
 import { type Context, context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
-import type { Consumer, IHeaders, Kafka } from "kafkajs";
+import type { Consumer, IHeaders, Kafka, TopicPartitionOffsetAndMetadata } from "kafkajs";
 import type { Logger } from "pino";
 import { decodeEnvelope, type EventEnvelope } from "./envelope.js";
 import type { SqlClient, TransactionalClient } from "./sql-client.js";
@@ -134,10 +134,12 @@ export function createEventConsumer<Tx extends SqlClient>(
   }
 
   async function run(consumer: Consumer): Promise<void> {
+    const commits = pacedCommits(consumer, { logger, groupId });
     await consumer.connect();
     await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
     await consumer.run({
       eachBatchAutoResolve: false,
+      autoCommit: false,
       // A batch's events are applied in transactions of up to eventsPerTransaction, in order: one
       // BEGIN and COMMIT per chunk instead of per event is what lets a busy topic keep up.
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
@@ -152,6 +154,7 @@ export function createEventConsumer<Tx extends SqlClient>(
           }
           if (through === undefined) return;
           resolveOffset(through);
+          commits.consumed(batch.topic, batch.partition, through);
           unresolved = 0;
           await heartbeat();
         };
@@ -181,6 +184,7 @@ export function createEventConsumer<Tx extends SqlClient>(
   }
 
   return managedConsumer({
+    beforeDisconnect: flushPacedCommits,
     create: () =>
       options.kafka.consumer({
         groupId,
@@ -192,6 +196,80 @@ export function createEventConsumer<Tx extends SqlClient>(
     groupId,
     what: "event consumer",
   });
+}
+
+/** How often a consumer commits its offsets at most (pacedCommits). */
+export const commitIntervalMs = 1_000;
+
+export interface PacedCommits {
+  /** The message at `offset` of the partition is applied or passed over: the next commit moves the group past it. */
+  consumed(topic: string, partition: number, offset: string): void;
+  /** Commits what is consumed and not yet committed, now: before the consumer disconnects. */
+  flush(): Promise<void>;
+}
+
+/** The paced commits of each running consumer, for managedConsumer's beforeDisconnect. */
+const pacedCommitsOf = new WeakMap<Consumer, PacedCommits>();
+
+/** Commits a consumer's paced offsets now (managedConsumer's beforeDisconnect); nothing for a consumer without. */
+export const flushPacedCommits = (consumer: Consumer): Promise<void> | undefined => pacedCommitsOf.get(consumer)?.flush();
+
+/**
+ * A consumer's offsets committed at most once every commitIntervalMs (and when it disconnects), for a consumer run
+ * with `autoCommit: false`. KafkaJS's autoCommit commits after every batch, and with the few events a busy topic's
+ * batches carry that was 2.4 offset commits an email over the stack, each a request the broker appends to its
+ * offsets log (docs/benchmarks.md, 2026-11-30 evening). The cost: after a crash or a rebalance, up to a second of
+ * events is read again, which the consumers already allow for (applied at most once through processed_events, or
+ * asked about again by `accepts`). A partition no longer assigned after a rebalance is not committed for.
+ */
+export function pacedCommits(consumer: Consumer, context: { logger: Logger; groupId: string }): PacedCommits {
+  const pending = new Map<string, TopicPartitionOffsetAndMetadata>();
+  let timer: NodeJS.Timeout | undefined;
+  let committing: Promise<void> = Promise.resolve();
+
+  const commit = async () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const offsets = [...pending.values()];
+    if (offsets.length === 0) return;
+    try {
+      await consumer.commitOffsets(offsets);
+      for (const offset of offsets) {
+        const key = `${offset.topic} ${offset.partition}`;
+        if (pending.get(key) === offset) pending.delete(key);
+      }
+    } catch (error) {
+      // A rebalance under way, or the broker out of reach: the offsets go with the next commit.
+      context.logger.warn(
+        { err: error, groupId: context.groupId },
+        "could not commit the consumer's offsets; they go with the next commit",
+      );
+      schedule();
+    }
+  };
+  const flush = () => {
+    committing = committing.then(commit);
+    return committing;
+  };
+  function schedule() {
+    timer ??= setTimeout(() => void flush(), commitIntervalMs);
+  }
+
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    for (const [key, offset] of pending) {
+      if (!payload.memberAssignment[offset.topic]?.includes(offset.partition)) pending.delete(key);
+    }
+  });
+  const paced: PacedCommits = {
+    consumed(topic, partition, offset) {
+      // A group's committed offset is the next message to read.
+      pending.set(`${topic} ${partition}`, { topic, partition, offset: (BigInt(offset) + 1n).toString() });
+      schedule();
+    },
+    flush,
+  };
+  pacedCommitsOf.set(consumer, paced);
+  return paced;
 }
 
 const startTimeoutMs = 60_000;
@@ -229,11 +307,17 @@ export function managedConsumer(options: {
   what: string;
   /** How long start() retries before it fails; a minute unless given. */
   startTimeoutMs?: number;
+  /** Called before a consumer disconnects (pacedCommits' flush): it is still running then. */
+  beforeDisconnect?: (consumer: Consumer) => Promise<void> | undefined;
 }): EventConsumer {
   const { logger, groupId, what } = options;
   let consumer: Consumer | undefined;
+  const disconnect = async (running: Consumer) => {
+    await options.beforeDisconnect?.(running)?.catch(() => {});
+    await running.disconnect();
+  };
   const drop = async () => {
-    await consumer?.disconnect().catch(() => {});
+    if (consumer) await disconnect(consumer).catch(() => {});
     consumer = undefined;
   };
   let starting: BackgroundLoop | undefined;
@@ -300,7 +384,7 @@ export function managedConsumer(options: {
       clearTimeout(restartTimer);
       await starting?.stop();
       await restarting; // it sees `stopped` once the loop it waits for has ended, and starts no other
-      await consumer?.disconnect();
+      if (consumer) await disconnect(consumer);
       consumer = undefined;
     },
   };

@@ -1,6 +1,16 @@
 import { createHash, randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { decodeEnvelope, type EventConsumer, type EventEnvelope, managedConsumer, payloadOf, topics, traceContextOf } from "@herald/kafka";
+import {
+  decodeEnvelope,
+  type EventConsumer,
+  type EventEnvelope,
+  flushPacedCommits,
+  managedConsumer,
+  pacedCommits,
+  payloadOf,
+  topics,
+  traceContextOf,
+} from "@herald/kafka";
 import type { Logger } from "@herald/platform";
 import { type EmailActivity, EmailActivitySchema, EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { type Context, context, type Link, SpanKind, trace } from "@opentelemetry/api";
@@ -243,10 +253,12 @@ export function createEmailActivityConsumer(deps: {
   }
 
   async function run(consumer: Consumer): Promise<void> {
+    const commits = pacedCommits(consumer, { logger, groupId });
     await consumer.connect();
     await consumer.subscribe({ topics: [topics.emailActivity], fromBeginning: deps.fromBeginning ?? false });
     await consumer.run({
       eachBatchAutoResolve: false,
+      autoCommit: false,
       partitionsConsumedConcurrently: deps.partitionsConsumedConcurrently ?? 3,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         for (let start = 0; start < batch.messages.length; start += chunkSize) {
@@ -254,7 +266,10 @@ export function createEmailActivityConsumer(deps: {
           const chunk = batch.messages.slice(start, start + chunkSize);
           await applyChunk(batch.topic, batch.partition, chunk);
           const last = chunk.at(-1);
-          if (last) resolveOffset(last.offset);
+          if (last) {
+            resolveOffset(last.offset);
+            commits.consumed(batch.topic, batch.partition, last.offset);
+          }
           await heartbeat();
         }
       },
@@ -262,6 +277,7 @@ export function createEmailActivityConsumer(deps: {
   }
 
   return managedConsumer({
+    beforeDisconnect: flushPacedCommits,
     // The broker holds a fetch up to a tenth of a second to fill it: during a campaign's sends each chunk then
     // carries many events instead of the few a fetch answered at once would, a transaction and a fetch fewer each.
     create: () => deps.kafka.consumer({ groupId, retry: { retries: 10 }, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }),
