@@ -30,6 +30,17 @@ describe("the event consumer", () => {
     Number(
       (await schema.pool.query<{ n: string }>("SELECT count(*) AS n FROM processed_events WHERE consumer = $1", [consumer])).rows[0]?.n,
     );
+  /** The offsets a group has committed on a topic, by partition. */
+  const committedOf = async (groupId: string, topic: string) => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return committed?.partitions;
+    } finally {
+      await admin.disconnect();
+    }
+  };
   const publish = (topic: string, values: Array<EventEnvelope | Buffer>) =>
     producer.send({
       topic,
@@ -207,13 +218,9 @@ describe("the event consumer", () => {
       await consumer.stop();
     }
     // Stopping committed the rest: the group would read on after the last event.
-    const admin = kafka.admin();
-    await admin.connect();
     try {
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      expect(committed?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: "20" })]);
+      expect(await committedOf(groupId, topic)).toEqual([expect.objectContaining({ partition: 0, offset: "20" })]);
     } finally {
-      await admin.disconnect();
       await drop();
     }
   });
@@ -234,16 +241,10 @@ describe("the event consumer", () => {
           eventOf("p-refused-4"),
         ]);
         // The group's committed offset passes the last event, which was refused: nothing is read again.
-        await vi.waitFor(async () => {
-          const admin = kafka.admin();
-          await admin.connect();
-          try {
-            const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-            expect(committed?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: "8" })]);
-          } finally {
-            await admin.disconnect();
-          }
-        }, eventually);
+        await vi.waitFor(
+          async () => expect(await committedOf(groupId, topic)).toEqual([expect.objectContaining({ partition: 0, offset: "8" })]),
+          eventually,
+        );
         expect(await applied(groupId)).toEqual(["p-wanted-1", "p-wanted-twice", "p-wanted-2"]);
         expect(await processed(groupId)).toBe(3);
       } finally {

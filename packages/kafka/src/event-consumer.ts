@@ -184,7 +184,6 @@ export function createEventConsumer<Tx extends SqlClient>(
   }
 
   return managedConsumer({
-    beforeDisconnect: flushPacedCommits,
     create: () =>
       options.kafka.consumer({
         groupId,
@@ -208,11 +207,8 @@ export interface PacedCommits {
   flush(): Promise<void>;
 }
 
-/** The paced commits of each running consumer, for managedConsumer's beforeDisconnect. */
+/** The paced commits of each running consumer, which managedConsumer flushes before the consumer disconnects. */
 const pacedCommitsOf = new WeakMap<Consumer, PacedCommits>();
-
-/** Commits a consumer's paced offsets now (managedConsumer's beforeDisconnect); nothing for a consumer without. */
-export const flushPacedCommits = (consumer: Consumer): Promise<void> | undefined => pacedCommitsOf.get(consumer)?.flush();
 
 /**
  * A consumer's offsets committed at most once every commitIntervalMs (and when it disconnects), for a consumer run
@@ -307,13 +303,12 @@ export function managedConsumer(options: {
   what: string;
   /** How long start() retries before it fails; a minute unless given. */
   startTimeoutMs?: number;
-  /** Called before a consumer disconnects (pacedCommits' flush): it is still running then. */
-  beforeDisconnect?: (consumer: Consumer) => Promise<void> | undefined;
 }): EventConsumer {
   const { logger, groupId, what } = options;
   let consumer: Consumer | undefined;
+  /** Disconnects a consumer, its paced commits (if any) made first, while it still runs. */
   const disconnect = async (running: Consumer) => {
-    await options.beforeDisconnect?.(running)?.catch(() => {});
+    await pacedCommitsOf.get(running)?.flush();
     await running.disconnect();
   };
   const drop = async () => {

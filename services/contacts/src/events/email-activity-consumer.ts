@@ -4,7 +4,6 @@ import {
   decodeEnvelope,
   type EventConsumer,
   type EventEnvelope,
-  flushPacedCommits,
   managedConsumer,
   pacedCommits,
   payloadOf,
@@ -277,7 +276,6 @@ export function createEmailActivityConsumer(deps: {
   }
 
   return managedConsumer({
-    beforeDisconnect: flushPacedCommits,
     // The broker holds a fetch up to a tenth of a second to fill it: during a campaign's sends each chunk then
     // carries many events instead of the few a fetch answered at once would, a transaction and a fetch fewer each.
     create: () => deps.kafka.consumer({ groupId, retry: { retries: 10 }, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }),
