@@ -230,6 +230,7 @@ try {
     pool,
     addressHash,
     nudgeDispatcher: () => dispatcher.nudge(),
+    claims: dispatcher.enqueueClaims,
     links: { tokens, publicUrl: config.PUBLIC_URL, modeOf: tracking.modeOf },
     attachmentMaxBytes: config.SEND_ATTACHMENTS_MAX_BYTES,
   });

@@ -5,7 +5,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
 import { newEmailRow } from "../test-support/query-plans.js";
-import { claimDueEmails, createClaimsPool, insertEmails, type NewEmailRow } from "./emails.js";
+import { claimDueEmails, claimedRowOf, createClaimsPool, insertEmails, type NewEmailRow } from "./emails.js";
 
 describe("claiming due emails", () => {
   let database: TestDatabase;
@@ -135,5 +135,27 @@ describe("claiming due emails", () => {
     const all = served.flat();
     expect(new Set(all).size).toBe(projects.length);
     expect(served.map((ids) => ids.length)).toEqual([3, 3, 3]);
+  });
+
+  it("stores an email claimed when told to: SENDING on its first attempt, out of every claim's reach until its lease lapses", async () => {
+    await emptyQueue();
+    const projectId = randomUUID();
+    const [claimedRow, pendingRow] = [newEmailRow(projectId, 0), newEmailRow(projectId, 1)] as [NewEmailRow, NewEmailRow];
+    const [claimed, pending] = await insertEmails(pool, [{ ...claimedRow, leaseMs: 1_000 }, pendingRow]);
+    expect(pending).toEqual({ id: pendingRow.id, created: true });
+    expect(claimed?.claimed?.lockedUntil.getTime()).toBe((claimed?.claimed?.createdAt.getTime() ?? 0) + 1_000);
+    expect(claimed?.created).toBe(true);
+
+    // What the dispatcher sends and records the outcome of, without reading the row: the row as it reads.
+    const { rows } = await pool.query<Record<string, unknown>>("SELECT * FROM emails WHERE id = $1", [claimedRow.id]);
+    const camelCase = (column: string) => column.replace(/_(.)/g, (_, letter: string) => letter.toUpperCase());
+    const stored = Object.fromEntries(Object.entries(rows[0] ?? {}).map(([column, value]) => [camelCase(column), value]));
+    if (!claimed?.claimed) throw new Error("the row was not stored claimed");
+    expect(claimedRowOf({ ...claimedRow, leaseMs: 1_000 }, claimed.claimed)).toEqual(stored);
+
+    expect((await claimDueEmails(claims, 60_000, 10)).map((row) => row.id)).toEqual([pendingRow.id]);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Its dispatcher died before recording it: claimed again once the lease lapsed, as a second attempt.
+    expect(await claimDueEmails(claims, 60_000, 10)).toEqual([expect.objectContaining({ id: claimedRow.id, attempts: 2 })]);
   });
 });

@@ -29,6 +29,19 @@ export interface NewEmailRow {
   messageId: string;
   /** The enqueuing call's trace (currentTraceParent), continued when the email is sent. */
   traceParent: string | null;
+  /**
+   * Stored claimed by its process's dispatcher for this long (SENDING, its first attempt), which sends it without a
+   * claim (EnqueueClaims); unset: stored PENDING, for a claim to take.
+   */
+  leaseMs?: number;
+}
+
+/** What insertEmails answers for each row: its email, stored now or earlier (a repeated idempotency key). */
+export interface StoredEmail {
+  id: string;
+  created: boolean;
+  /** A row stored claimed (`leaseMs`), as stored. */
+  claimed?: { createdAt: Date; lockedUntil: Date };
 }
 
 /** An attachment as the emails table keeps it (jsonb): the content in base64. */
@@ -55,20 +68,17 @@ export type Tx = Prisma.TransactionClient;
  * statement counts the stored emails into the month's usage (monthly_usage), which the billing
  * caps bound, adding to its rows in (project, category) order as lockCapStandings locks them.
  */
-export async function insertEmails(
-  db: Pick<pg.Pool, "query">,
-  rows: readonly NewEmailRow[],
-): Promise<Array<{ id: string; created: boolean }>> {
+export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly NewEmailRow[]): Promise<StoredEmail[]> {
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  const { rows: inserted } = await db.query<{ id: string }>({
+  const { rows: inserted } = await db.query<{ id: string; createdAt: Date; lockedUntil: Date | null }>({
     name: "delivery_insert_emails",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
          $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::uuid[], $16::uuid[], $17::uuid[], $18::text[], $19::text[],
-         $20::text[])
+         $20::text[], $21::float8[])
          AS i(id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to, subject, html, headers,
-           attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
+           attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent, lease_secs)
      ),
      keyed AS (
        INSERT INTO email_idempotency_keys (project_id, idempotency_key, email_id)
@@ -78,9 +88,14 @@ export async function insertEmails(
      ),
      inserted AS (
        INSERT INTO emails (id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to,
-         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent)
-       SELECT * FROM input WHERE idempotency_key IS NULL OR id IN (SELECT email_id FROM keyed)
-       RETURNING id, project_id, category
+         subject, html, headers, attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent,
+         status, attempts, locked_until)
+       SELECT id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to, subject, html, headers,
+         attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent,
+         CASE WHEN lease_secs IS NULL THEN 'PENDING' ELSE 'SENDING' END, CASE WHEN lease_secs IS NULL THEN 0 ELSE 1 END,
+         now() + make_interval(secs => lease_secs)
+       FROM input WHERE idempotency_key IS NULL OR id IN (SELECT email_id FROM keyed)
+       RETURNING id, project_id, category, created_at, locked_until
      ),
      counted AS (
        INSERT INTO monthly_usage (project_id, month, category, used)
@@ -89,7 +104,7 @@ export async function insertEmails(
        GROUP BY project_id, category ORDER BY project_id, category
        ON CONFLICT (project_id, month, category) DO UPDATE SET used = monthly_usage.used + EXCLUDED.used
      )
-     SELECT id::text AS id FROM inserted`,
+     SELECT id::text AS id, created_at AS "createdAt", locked_until AS "lockedUntil" FROM inserted`,
     values: [
       column((row) => row.id),
       column((row) => row.projectId),
@@ -111,9 +126,10 @@ export async function insertEmails(
       column((row) => row.category),
       column((row) => row.messageId),
       column((row) => row.traceParent),
+      column((row) => (row.leaseMs === undefined ? null : row.leaseMs / 1000)),
     ],
   });
-  const created = new Set(inserted.map((row) => row.id));
+  const created = new Map(inserted.map((row) => [row.id, row]));
   const taken = rows.filter((row) => !created.has(row.id));
   const earlier = new Map<string, string>();
   if (taken.length > 0) {
@@ -126,11 +142,39 @@ export async function insertEmails(
     for (const row of found) earlier.set(`${row.projectId} ${row.key}`, row.id);
   }
   return rows.map((row) => {
-    if (created.has(row.id)) return { id: row.id, created: true };
+    const stored = created.get(row.id);
+    if (stored) {
+      const { createdAt, lockedUntil } = stored;
+      return { id: row.id, created: true, ...(lockedUntil ? { claimed: { createdAt, lockedUntil } } : {}) };
+    }
     const id = row.idempotencyKey === null ? undefined : earlier.get(`${row.projectId} ${row.idempotencyKey}`);
     if (!id) throw new Error("an email conflicted on its idempotency key and cannot be found");
     return { id, created: false };
   });
+}
+
+/** An email stored claimed (NewEmailRow's `leaseMs`), as its row reads: what the dispatcher sends without a claim. */
+export function claimedRowOf(row: NewEmailRow, claimed: NonNullable<StoredEmail["claimed"]>): EmailRow {
+  const { leaseMs: _lease, headers, attachments, listUnsubscribe, ...columns } = row;
+  return {
+    ...columns,
+    headers,
+    attachments: attachments as unknown as EmailRow["attachments"],
+    listUnsubscribe: listUnsubscribe as EmailRow["listUnsubscribe"],
+    status: "SENDING",
+    attempts: 1,
+    nextAttemptAt: claimed.createdAt,
+    lockedUntil: claimed.lockedUntil,
+    providerMessageId: null,
+    providerResponse: null,
+    lastError: null,
+    sentAt: null,
+    openedAt: null,
+    clickedAt: null,
+    contentExpiredAt: null,
+    createdAt: claimed.createdAt,
+    updatedAt: claimed.createdAt,
+  };
 }
 
 /**

@@ -1,10 +1,13 @@
 import { Code } from "@connectrpc/connect";
+import { createSqlPool } from "@herald/db";
 import { EmailKind, EmailStatus } from "@herald/proto/herald/delivery/v1/emails_service_pb";
 import { EmailCategory } from "@herald/proto/herald/events/v1/email_activity_pb";
 import { expectFailure } from "@herald/testing";
 import { dkimVerify } from "mailauth";
 import { simpleParser } from "mailparser";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { claimedRowOf, createClaimsPool, insertEmails, type NewEmailRow } from "../db/emails.js";
 import { createSmtpProvider } from "../providers/smtp-provider.js";
 import {
   type DeliveryHarness,
@@ -15,6 +18,7 @@ import {
   startDelivery,
   type VerifiedDomain,
 } from "../test-support/delivery-harness.js";
+import { newEmailRow } from "../test-support/query-plans.js";
 import type { Dispatcher } from "./dispatcher.js";
 
 let harness: DeliveryHarness;
@@ -274,6 +278,102 @@ describe("the send queue", () => {
     const { emailId } = await enqueue(projectId, domain, randomRecipient());
     await expectFailure(harness.emails.getEmail({ projectId: newProjectId(), id: emailId }), Code.NotFound, "EMAIL_NOT_FOUND");
     await expectFailure(harness.emails.getEmail({ projectId, id: "nope" }), Code.NotFound, "EMAIL_NOT_FOUND");
+  });
+});
+
+describe("urgent emails stored claimed", () => {
+  /** A claims pool that counts the claims made on it. */
+  function countedClaims(): { pool: pg.Pool; made: () => number } {
+    const pool = createClaimsPool(harness.databaseUrl, "delivery", () => {});
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    let made = 0;
+    pool.query = ((...args: unknown[]) => {
+      made++;
+      return query(...args);
+    }) as typeof pool.query;
+    return { pool, made: () => made };
+  }
+
+  /** Once the dispatcher's first claim found the queue empty, it has room for an email stored claimed. */
+  const hasRoom = (dispatcher: Dispatcher) =>
+    eventually(async () => {
+      const probe = dispatcher.enqueueClaims.reserve(1);
+      probe.settle([]);
+      return probe.count === 1;
+    });
+
+  it("sends urgent emails stored claimed as they are enqueued, each once on its first attempt, without a claim", async () => {
+    const projectId = newProjectId();
+    const domain = await harness.addDomain(projectId);
+    const to = randomRecipient("stored-claimed");
+    const claims = countedClaims();
+    // No poll: only an enqueue of a PENDING email would make it claim.
+    const dispatcher = harness.startDispatcher({ claimsPool: claims.pool, pollIntervalMs: 60_000 });
+    await hasRoom(dispatcher);
+    const claimsBefore = claims.made();
+
+    const ids = await Promise.all(Array.from({ length: 15 }, async () => (await enqueue(projectId, domain, to)).emailId));
+    await harness.sink.waitForMessages(15, { to, timeoutMs: 10_000 });
+    for (const id of ids) await settled(projectId, id, EmailStatus.SENT);
+    await dispatcher.stop();
+    await claims.pool.end();
+
+    expect(claims.made()).toBe(claimsBefore);
+    for (const id of ids) expect((await statusOf(projectId, id)).attempts).toBe(1);
+    const received = harness.sink.messages(to).map((message) => emailIdOf(message.raw));
+    expect(received.sort()).toEqual([...ids].sort());
+  });
+
+  it("stores an enqueue PENDING behind urgent mail that waits in the queue, until a claim has taken what waits", async () => {
+    const dispatcher = harness.startDispatcher({ concurrency: 4, pollIntervalMs: 60_000 });
+    await hasRoom(dispatcher);
+    // Six urgent emails about to be stored and room for four: two will wait PENDING.
+    const first = dispatcher.enqueueClaims.reserve(6);
+    expect(first.count).toBe(4);
+    const behind = dispatcher.enqueueClaims.reserve(1);
+    expect(behind.count).toBe(0);
+    first.settle([]);
+    // Room again, but the two PENDING emails came first.
+    const stillBehind = dispatcher.enqueueClaims.reserve(1);
+    expect(stillBehind.count).toBe(0);
+    // A claim that finds the queue empty ends the wait.
+    dispatcher.nudge();
+    await hasRoom(dispatcher);
+    await dispatcher.stop();
+    expect(dispatcher.enqueueClaims.reserve(1).count).toBe(0);
+  });
+
+  it("puts emails stored claimed back untried when their dispatcher stopped before it could send them", async () => {
+    const projectId = newProjectId();
+    const domain = await harness.addDomain(projectId);
+    const to = randomRecipient("stored-claimed-stop");
+    const dispatcher = harness.startDispatcher({ pollIntervalMs: 60_000 });
+    await hasRoom(dispatcher);
+    const reservation = dispatcher.enqueueClaims.reserve(1);
+    const pool = createSqlPool(harness.databaseUrl, "delivery", () => {});
+    const row: NewEmailRow = {
+      ...newEmailRow(projectId, 0),
+      toEmail: to,
+      fromEmail: `orders@${domain.domain}`,
+      leaseMs: reservation.leaseMs,
+    };
+    const [stored] = await insertEmails(pool, [row]);
+    await pool.end();
+    if (!stored?.claimed) throw new Error("the email was not stored claimed");
+    await dispatcher.stop();
+    reservation.settle([claimedRowOf(row, stored.claimed)]);
+    await eventually(async () => {
+      const email = await statusOf(projectId, row.id);
+      return email.status === EmailStatus.PENDING && email.attempts === 0;
+    });
+    expect(harness.sink.messages(to)).toHaveLength(0);
+
+    // Due at once for any dispatcher.
+    const next = harness.startDispatcher();
+    await harness.sink.waitForMessages(1, { to, timeoutMs: 10_000 });
+    await settled(projectId, row.id, EmailStatus.SENT);
+    await next.stop();
+    expect(harness.sink.messages(to)).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,6 @@
 import { withConnection } from "@herald/db";
 import { type BackgroundLoop, contextOfTraceParent, createBackgroundLoop, type Logger, type PassOutcome } from "@herald/platform";
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, unsentSince } from "../db/emails.js";
@@ -67,6 +67,34 @@ export interface DispatcherOptions {
   onRecorded?: (outcome: SendOutcome) => void;
 }
 
+/**
+ * What the enqueue path asks of its process's dispatcher to store urgent emails already claimed, which the
+ * dispatcher then sends without a claim (docs/decisions.md "Urgent emails are stored claimed").
+ */
+export interface EnqueueClaims {
+  /**
+   * Room for up to `count` urgent emails about to be stored to be stored claimed: as many as this dispatcher has free
+   * slots and tokens for while no urgent email waits in the queue before them; none after stop() or kill().
+   */
+  reserve(count: number): ClaimReservation;
+}
+
+export interface ClaimReservation {
+  /** How many emails may be stored claimed. */
+  readonly count: number;
+  /** The lease they are stored with, as a claim gives it. */
+  readonly leaseMs: number;
+  /**
+   * Called once the store is over, whatever its end: the reserved emails that were stored claimed, as stored, which
+   * the dispatcher sends now. The rest of the reservation (a repeated idempotency key, a refused or failed store) is
+   * given back.
+   */
+  settle(rows: EmailRow[]): void;
+}
+
+/** A reservation of nothing: the emails are stored PENDING. */
+export const noClaims: ClaimReservation = { count: 0, leaseMs: 0, settle() {} };
+
 /** How often a dispatcher looks again for the oldest month that holds unsent mail. */
 const unsentMonthsCheckMs = 60_000;
 
@@ -83,6 +111,7 @@ export interface Dispatcher {
   kill(): void;
   /** Emails handed to the provider and not yet recorded. */
   readonly inFlight: number;
+  readonly enqueueClaims: EnqueueClaims;
 }
 
 /**
@@ -113,6 +142,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let loop: BackgroundLoop | undefined;
   let killed = false;
   let waitingForSlot = false;
+  /** Slots and tokens given to emails being stored claimed (EnqueueClaims.reserve), until they are stored or not. */
+  let reserved = 0;
+  /** The last claim took every urgent email due: none waits in the queue before one enqueued now. */
+  let urgentDrained = false;
+  /** Emails stored claimed, between their store and their sends' start (dispatch's checks): stop() waits for them. */
+  const handOffs = new Set<Promise<unknown>>();
+  /** The emails stored claimed in this turn of the event loop, handed over together in the next (handOff). */
+  let handing: EmailRow[] | undefined;
 
   /**
    * Sends one claimed email with its domain's key (undefined: the domain is not verified now), holding a slot of
@@ -182,14 +219,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     });
   }
 
-  /** Sends or records the claimed rows, and puts back those held for their project's rate or their destination; answers how many were held. */
-  async function dispatch(rows: EmailRow[], sender: MailProvider): Promise<{ held: number; soonestMs: number }> {
+  /**
+   * Sends or records the claimed rows, and puts back those held for their project's rate or their destination; answers
+   * how many were held. Rows stored claimed a moment ago were checked for suppressions and suspensions by their enqueue
+   * (`checked`); one suppressed or suspended since then is met as if it had been just after the send.
+   */
+  async function dispatch(rows: EmailRow[], sender: MailProvider, checked = false): Promise<{ held: number; soonestMs: number }> {
     const [suppressed, suspended, keys, destinations] = await Promise.all([
-      suppressedAmong(options.pool, options.addressHash, rows),
-      suspendedAmong(
-        options.pool,
-        rows.map((row) => row.projectId),
-      ),
+      checked ? new Set<string>() : suppressedAmong(options.pool, options.addressHash, rows),
+      checked
+        ? new Map<string, string>()
+        : suspendedAmong(
+            options.pool,
+            rows.map((row) => row.projectId),
+          ),
       signingKeysOf(rows).catch((error: unknown) => {
         logger.warn({ err: error }, "cannot load the sending domains' keys");
         return undefined;
@@ -253,7 +296,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * (domain/lanes.ts), and what comes next.
    */
   async function claimAndDispatch(sender: MailProvider): Promise<PassOutcome> {
-    const slots = options.concurrency - inFlight.size;
+    const slots = options.concurrency - inFlight.size - reserved;
     const bulkSlots = Math.min(slots, bulkLimits.concurrency - bulkInFlight);
     waitingForSlot = slots <= 0 || bulkSlots <= 0;
     if (slots <= 0) return options.pollIntervalMs * 4;
@@ -274,6 +317,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     global.refund(granted - rows.length);
     bulk.refund(bulkGranted - bulkRows.length);
     bulkCursor = nextBulkCursor(bulkCursor, [...new Set(bulkRows.map((row) => row.projectId))]);
+    // Fewer rows than it asked for: the claim took everything due (the bulk lane's within its allowance).
+    urgentDrained = rows.length < granted;
     // Killed: the claimed rows stay SENDING, as a dead process leaves them. Stopping: they are sent and recorded first.
     if (killed) return "done";
     if (rows.length === 0) return "idle";
@@ -285,7 +330,61 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return rows.length === granted || bulkRows.length > 0 ? "busy" : "idle";
   }
 
+  /**
+   * Sends emails stored claimed on a reservation, those of a turn of the event loop together (the enqueues of one stored
+   * batch settle in the same turn), so that their signing keys are read in one statement; after stop(), puts them back
+   * untried, due at once for any dispatcher.
+   */
+  function handOff(rows: EmailRow[]): void {
+    if (rows.length === 0 || killed) return;
+    if (handing) {
+      handing.push(...rows);
+      return;
+    }
+    const gathered = [...rows];
+    handing = gathered;
+    const handed = (async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      handing = undefined;
+      if (killed) return;
+      if (!loop || !provider) {
+        const putBack = gathered.map((row) => ({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: 0 }));
+        await releaseEmails(db, putBack);
+        return;
+      }
+      // Sent outside the enqueuing calls' context, as a claim's are: each send joins its email's trace (inTraceOf) itself.
+      await context.with(ROOT_CONTEXT, () => dispatch(gathered, provider, true));
+    })();
+    const tracked = handed.catch((error: unknown) => logger.error({ err: error }, "emails stored claimed could not be dispatched"));
+    handOffs.add(tracked);
+    void tracked.finally(() => handOffs.delete(tracked));
+  }
+
+  const enqueueClaims: EnqueueClaims = {
+    reserve(count) {
+      if (!loop || killed || !urgentDrained) return noClaims;
+      const taken = global.take(Math.max(0, Math.min(count, options.concurrency - inFlight.size - reserved)));
+      reserved += taken;
+      // The rest are stored PENDING: no email enqueued after them may pass them until a claim has taken them.
+      if (taken < count) urgentDrained = false;
+      if (taken === 0) return noClaims;
+      let settled = false;
+      return {
+        count: taken,
+        leaseMs: options.leaseMs,
+        settle(rows) {
+          if (settled) return;
+          settled = true;
+          reserved -= taken;
+          global.refund(taken - rows.length);
+          handOff(rows);
+        },
+      };
+    },
+  };
+
   return {
+    enqueueClaims,
     start() {
       if (loop) return;
       if (!provider) {
@@ -308,6 +407,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const stopping = loop;
       loop = undefined;
       await stopping?.stop();
+      await Promise.all(handOffs);
       await Promise.all(inFlight);
     },
     kill() {

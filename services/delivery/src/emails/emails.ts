@@ -4,7 +4,7 @@ import { DomainError, validationFailed } from "@herald/errors";
 import { currentTraceParent } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
-import { type EmailRow, findEmail, type NewEmailRow } from "../db/emails.js";
+import { claimedRowOf, type EmailRow, findEmail, type NewEmailRow, type StoredEmail } from "../db/emails.js";
 import { capStandings } from "../db/monthly-usage.js";
 import { suppressedAmong } from "../db/suppressions.js";
 import { suspendedAmong } from "../db/suspended-projects.js";
@@ -12,8 +12,10 @@ import type { AddressHash } from "../domain/address-hash.js";
 import { type CapExceeded, type CapStanding, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
 import { domainOfAddress, type EmailCategory, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
+import { laneOf } from "../domain/lanes.js";
 import { type LinkTokens, recipientLinks, withRecipientLinks } from "../links/link-tokens.js";
 import { type TrackingMode, trackingChoiceOf, withTracking } from "../tracking/html-tracking.js";
+import { type EnqueueClaims, noClaims } from "./dispatcher.js";
 import { type StoredOrRefused, storeWithinCaps } from "./store-within-caps.js";
 
 export type Emails = ReturnType<typeof createEmails>;
@@ -116,8 +118,9 @@ function rowOf(projectId: string, input: EmailInput, links: (EmailLinks & { mode
 
 /**
  * The send queue's front door: an email is validated, checked against the project's
- * suppressions, and stored as PENDING. Storing the row is the whole acknowledgement: the
- * dispatcher finds it there, whatever happens to this process afterwards.
+ * suppressions, and stored as PENDING, or claimed by this process's dispatcher (store). Storing
+ * the row is the whole acknowledgement: a dispatcher finds it there, whatever happens to this
+ * process afterwards.
  */
 export function createEmails(deps: {
   db: Db;
@@ -125,6 +128,8 @@ export function createEmails(deps: {
   /** The keyed hash suppressions are looked up by. */
   addressHash: AddressHash;
   nudgeDispatcher?: () => void;
+  /** This process's dispatcher, which takes urgent emails as they are stored while it has room (EnqueueClaims). */
+  claims?: EnqueueClaims;
   links?: EmailLinks;
   /** SEND_ATTACHMENTS_MAX_BYTES; unset: SPEC.md's 10 MB. */
   attachmentMaxBytes?: number;
@@ -214,9 +219,42 @@ export function createEmails(deps: {
         rows.map((row) => row.toEmail),
       );
     }
-    const results = await inserts.write(rows);
+    const results = await store(rows);
+    if (results.some((result) => result.created && !result.claimed)) deps.nudgeDispatcher?.();
+    return results;
+  }
+
+  const storedOrThrow = (results: StoredOrRefused): StoredEmail[] => {
     if ("exceeded" in results) throw capReached(results.exceeded);
-    if (results.some((result) => result.created)) deps.nudgeDispatcher?.();
+    return results;
+  };
+
+  /**
+   * Stores the rows, the urgent ones claimed by this process's dispatcher as far as it has room: it sends those at once,
+   * without a claim's statement and the row's third version (docs/decisions.md "Urgent emails are stored claimed").
+   */
+  async function store(rows: NewEmailRow[]): Promise<StoredEmail[]> {
+    const urgent = rows.filter((row) => laneOf(row.category) === "urgent").length;
+    const reservation = deps.claims && urgent > 0 ? deps.claims.reserve(urgent) : noClaims;
+    if (reservation.count === 0) return storedOrThrow(await inserts.write(rows));
+    const marked: NewEmailRow[] = [];
+    let unmarked = reservation.count;
+    for (const row of rows) {
+      const claimed = unmarked > 0 && laneOf(row.category) === "urgent";
+      if (claimed) unmarked--;
+      marked.push(claimed ? { ...row, leaseMs: reservation.leaseMs } : row);
+    }
+    let results: StoredEmail[] = [];
+    try {
+      results = storedOrThrow(await inserts.write(marked));
+    } finally {
+      reservation.settle(
+        marked.flatMap((row, index) => {
+          const claimed = results[index]?.claimed;
+          return claimed ? [claimedRowOf(row, claimed)] : [];
+        }),
+      );
+    }
     return results;
   }
 

@@ -1,11 +1,11 @@
 import { withConnection } from "@herald/db";
 import type pg from "pg";
-import { insertEmails, type NewEmailRow } from "../db/emails.js";
+import { insertEmails, type NewEmailRow, type StoredEmail } from "../db/emails.js";
 import { capStandings, lockCapStandings, storedIdempotencyKeys } from "../db/monthly-usage.js";
 import { type CapExceeded, type CapStanding, exceededBy, spend, wantedOf } from "../domain/billing-caps.js";
 
 /** One call's answer: its emails (the earlier ones for repeated idempotency keys), or the cap it would go past. */
-export type StoredOrRefused = Array<{ id: string; created: boolean }> | { exceeded: CapExceeded };
+export type StoredOrRefused = StoredEmail[] | { exceeded: CapExceeded };
 
 const distinctPairs = (rows: readonly NewEmailRow[]) => {
   const pairs = new Map<string, { projectId: string; category: string }>();

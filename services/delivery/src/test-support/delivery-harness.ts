@@ -24,7 +24,7 @@ import { createClaimsPool } from "../db/emails.js";
 import { createOutcomesPool } from "../db/outcomes.js";
 import { createAddressHash } from "../domain/address-hash.js";
 import { createDestinations } from "../emails/destinations.js";
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../emails/dispatcher.js";
+import { createDispatcher, type Dispatcher, type DispatcherOptions, type EnqueueClaims, noClaims } from "../emails/dispatcher.js";
 import { createEmails } from "../emails/emails.js";
 import { createEmailEventRecorder } from "../feedback/email-events.js";
 import { createSesNotifications } from "../feedback/ses-notifications.js";
@@ -66,6 +66,8 @@ export interface DeliveryHarness {
   /** The SubscribeURLs delivery visited to confirm subscriptions. */
   confirmedSubscriptions: string[];
   db: Db;
+  /** The harness's own database (a clone of the migrated template). */
+  databaseUrl: string;
   /** The deployment's defaults: content 90 days, activity 730, each from 1 to 730. */
   emailRetention: EmailRetentionSettings;
   sink: TestSmtpSink;
@@ -109,6 +111,9 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
   const keys = await generateDkimKeyPair();
 
   const addressHash = createAddressHash(testLinkSigningSecret);
+  // A process's enqueues store urgent emails claimed by its own dispatcher: here, the earliest started that still runs.
+  const running: Dispatcher[] = [];
+  const claims: EnqueueClaims = { reserve: (count) => running[0]?.enqueueClaims.reserve(count) ?? noClaims };
   const emails = createEmails({
     db,
     pool,
@@ -116,6 +121,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     nudgeDispatcher: () => {
       for (const dispatcher of dispatchers) dispatcher.nudge();
     },
+    claims,
   });
   const renders = createRenderPool(0);
   // SendEmail and the recipient pages need the contacts service, which this harness does not run: the e2e tests cover them.
@@ -176,6 +182,7 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
     sns,
     confirmedSubscriptions,
     db,
+    databaseUrl: database.databaseUrl,
     emailRetention,
     sink,
     provider,
@@ -203,6 +210,17 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
         ...overrides,
       });
       dispatchers.push(dispatcher);
+      running.push(dispatcher);
+      const { stop, kill } = dispatcher;
+      const leave = () => running.splice(running.indexOf(dispatcher), running.includes(dispatcher) ? 1 : 0);
+      dispatcher.stop = () => {
+        leave();
+        return stop();
+      };
+      dispatcher.kill = () => {
+        leave();
+        kill();
+      };
       dispatcher.start();
       return dispatcher;
     },
