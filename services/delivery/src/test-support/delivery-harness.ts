@@ -212,7 +212,10 @@ export async function startDelivery(infra: { databaseUrl: string }): Promise<Del
       dispatchers.push(dispatcher);
       running.push(dispatcher);
       const { stop, kill } = dispatcher;
-      const leave = () => running.splice(running.indexOf(dispatcher), running.includes(dispatcher) ? 1 : 0);
+      const leave = () => {
+        const index = running.indexOf(dispatcher);
+        if (index !== -1) running.splice(index, 1);
+      };
       dispatcher.stop = () => {
         leave();
         return stop();
