@@ -101,19 +101,21 @@ describe("accounts and sessions", () => {
     expect(unknown.rawMessage).toBe(wrong.rawMessage);
     expect(unknown.rawMessage).toBe("Invalid email or password");
 
-    const median = async (email: string) => {
-      const times: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const started = performance.now();
-        await identity.accounts.logIn({ email, password: "wrong password" }).catch(() => {});
-        times.push(performance.now() - started);
-      }
-      return times.sort((a, b) => a - b)[2] ?? 0;
+    const timed = async (email: string) => {
+      const started = performance.now();
+      await identity.accounts.logIn({ email, password: "wrong password" }).catch(() => {});
+      return performance.now() - started;
     };
-    const known = await median(email);
-    const nobody = await median(randomEmail("nobody"));
+    // Taken in turns, so that a slower spell of a loaded machine falls on both alike.
+    const known: number[] = [];
+    const nobody: number[] = [];
+    for (let turn = 0; turn < 7; turn++) {
+      known.push(await timed(email));
+      nobody.push(await timed(randomEmail("nobody")));
+    }
+    const median = (times: number[]) => times.sort((a, b) => a - b)[3] ?? 0;
     // Without the decoy hash an unknown address answers in a fraction of the time; with it, about the same.
-    expect(nobody).toBeGreaterThan(known * 0.4);
+    expect(median(nobody)).toBeGreaterThan(median(known) * 0.4);
   });
 
   it("verifies the address once with the emailed link", async () => {
