@@ -343,6 +343,34 @@ describe("urgent emails stored claimed", () => {
     expect(dispatcher.enqueueClaims.reserve(1).count).toBe(0);
   });
 
+  it("keeps the slots of emails stored claimed taken until their sends are under way, so that no claim or enqueue exceeds its concurrency", async () => {
+    const projectId = newProjectId();
+    const domain = await harness.addDomain(projectId);
+    const to = randomRecipient("stored-claimed-slots");
+    const dispatcher = harness.startDispatcher({ concurrency: 2, pollIntervalMs: 60_000 });
+    await hasRoom(dispatcher);
+    const reservation = dispatcher.enqueueClaims.reserve(2);
+    expect(reservation.count).toBe(2);
+    const pool = createSqlPool(harness.databaseUrl, "delivery", () => {});
+    const rows: NewEmailRow[] = [0, 1].map((index) => ({
+      ...newEmailRow(projectId, index),
+      toEmail: to,
+      fromEmail: `orders@${domain.domain}`,
+      leaseMs: reservation.leaseMs,
+    }));
+    const stored = await insertEmails(pool, rows);
+    await pool.end();
+    reservation.settle(rows.flatMap((row, index) => (stored[index]?.claimed ? [claimedRowOf(row, stored[index].claimed)] : [])));
+    // Handed over in the next turn of the event loop: until their sends begin, both slots are still theirs.
+    expect(dispatcher.enqueueClaims.reserve(1).count).toBe(0);
+    await harness.sink.waitForMessages(2, { to, timeoutMs: 10_000 });
+    for (const row of rows) await settled(projectId, row.id, EmailStatus.SENT);
+    dispatcher.nudge();
+    await hasRoom(dispatcher);
+    await dispatcher.stop();
+    expect(harness.sink.messages(to)).toHaveLength(2);
+  });
+
   it("puts emails stored claimed back untried when their dispatcher stopped before it could send them", async () => {
     const projectId = newProjectId();
     const domain = await harness.addDomain(projectId);

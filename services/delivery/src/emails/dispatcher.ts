@@ -142,7 +142,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let loop: BackgroundLoop | undefined;
   let killed = false;
   let waitingForSlot = false;
-  /** Slots and tokens given to emails being stored claimed (EnqueueClaims.reserve), until they are stored or not. */
+  /** Slots given to emails being stored claimed (EnqueueClaims.reserve), until they are in flight or known not stored. */
   let reserved = 0;
   /** The last claim took every urgent email due: none waits in the queue before one enqueued now. */
   let urgentDrained = false;
@@ -336,7 +336,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * untried, due at once for any dispatcher.
    */
   function handOff(rows: EmailRow[]): void {
-    if (rows.length === 0 || killed) return;
+    if (rows.length === 0) return;
+    if (killed) {
+      reserved -= rows.length;
+      return;
+    }
     if (handing) {
       handing.push(...rows);
       return;
@@ -346,14 +350,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const handed = (async () => {
       await new Promise((resolve) => setImmediate(resolve));
       handing = undefined;
-      if (killed) return;
-      if (!loop || !provider) {
-        const putBack = gathered.map((row) => ({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: 0 }));
-        await releaseEmails(db, putBack);
-        return;
+      try {
+        if (killed) return;
+        if (!loop || !provider) {
+          const putBack = gathered.map((row) => ({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: 0 }));
+          await releaseEmails(db, putBack);
+          return;
+        }
+        // Sent outside the enqueuing calls' context, as a claim's are: each send joins its email's trace (inTraceOf) itself.
+        await context.with(ROOT_CONTEXT, () => dispatch(gathered, provider, true));
+      } finally {
+        // Their slots stay reserved until dispatch has taken them in flight (or put them back), so that no claim takes them.
+        reserved -= gathered.length;
       }
-      // Sent outside the enqueuing calls' context, as a claim's are: each send joins its email's trace (inTraceOf) itself.
-      await context.with(ROOT_CONTEXT, () => dispatch(gathered, provider, true));
     })();
     const tracked = handed.catch((error: unknown) => logger.error({ err: error }, "emails stored claimed could not be dispatched"));
     handOffs.add(tracked);
@@ -375,7 +384,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         settle(rows) {
           if (settled) return;
           settled = true;
-          reserved -= taken;
+          // What was not stored claimed is given back now; the rest when it is handed over (handOff).
+          reserved -= taken - rows.length;
           global.refund(taken - rows.length);
           handOff(rows);
         },
