@@ -19,7 +19,7 @@ import {
   type VerifiedDomain,
 } from "../test-support/delivery-harness.js";
 import { newEmailRow } from "../test-support/query-plans.js";
-import type { Dispatcher } from "./dispatcher.js";
+import type { ClaimReservation, Dispatcher } from "./dispatcher.js";
 
 let harness: DeliveryHarness;
 
@@ -294,6 +294,24 @@ describe("urgent emails stored claimed", () => {
     return { pool, made: () => made };
   }
 
+  /** Stores `count` emails claimed on the reservation, as an enqueue would, and answers them as the dispatcher is handed them. */
+  async function storeClaimed(reservation: ClaimReservation, projectId: string, domain: VerifiedDomain, to: string, count: number) {
+    const pool = createSqlPool(harness.databaseUrl, "delivery", () => {});
+    const rows: NewEmailRow[] = Array.from({ length: count }, (_, index) => ({
+      ...newEmailRow(projectId, index),
+      toEmail: to,
+      fromEmail: `orders@${domain.domain}`,
+      leaseMs: reservation.leaseMs,
+    }));
+    const stored = await insertEmails(pool, rows);
+    await pool.end();
+    return rows.map((row, index) => {
+      const claimed = stored[index]?.claimed;
+      if (!claimed) throw new Error("the email was not stored claimed");
+      return claimedRowOf(row, claimed);
+    });
+  }
+
   /** Once the dispatcher's first claim found the queue empty, it has room for an email stored claimed. */
   const hasRoom = (dispatcher: Dispatcher) =>
     eventually(async () => {
@@ -351,16 +369,8 @@ describe("urgent emails stored claimed", () => {
     await hasRoom(dispatcher);
     const reservation = dispatcher.enqueueClaims.reserve(2);
     expect(reservation.count).toBe(2);
-    const pool = createSqlPool(harness.databaseUrl, "delivery", () => {});
-    const rows: NewEmailRow[] = [0, 1].map((index) => ({
-      ...newEmailRow(projectId, index),
-      toEmail: to,
-      fromEmail: `orders@${domain.domain}`,
-      leaseMs: reservation.leaseMs,
-    }));
-    const stored = await insertEmails(pool, rows);
-    await pool.end();
-    reservation.settle(rows.flatMap((row, index) => (stored[index]?.claimed ? [claimedRowOf(row, stored[index].claimed)] : [])));
+    const rows = await storeClaimed(reservation, projectId, domain, to, 2);
+    reservation.settle(rows);
     // Handed over in the next turn of the event loop: until their sends begin, both slots are still theirs.
     expect(dispatcher.enqueueClaims.reserve(1).count).toBe(0);
     await harness.sink.waitForMessages(2, { to, timeoutMs: 10_000 });
@@ -378,18 +388,10 @@ describe("urgent emails stored claimed", () => {
     const dispatcher = harness.startDispatcher({ pollIntervalMs: 60_000 });
     await hasRoom(dispatcher);
     const reservation = dispatcher.enqueueClaims.reserve(1);
-    const pool = createSqlPool(harness.databaseUrl, "delivery", () => {});
-    const row: NewEmailRow = {
-      ...newEmailRow(projectId, 0),
-      toEmail: to,
-      fromEmail: `orders@${domain.domain}`,
-      leaseMs: reservation.leaseMs,
-    };
-    const [stored] = await insertEmails(pool, [row]);
-    await pool.end();
-    if (!stored?.claimed) throw new Error("the email was not stored claimed");
+    const [row] = await storeClaimed(reservation, projectId, domain, to, 1);
+    if (!row) throw new Error("no email stored");
     await dispatcher.stop();
-    reservation.settle([claimedRowOf(row, stored.claimed)]);
+    reservation.settle([row]);
     await eventually(async () => {
       const email = await statusOf(projectId, row.id);
       return email.status === EmailStatus.PENDING && email.attempts === 0;

@@ -95,6 +95,14 @@ export interface ClaimReservation {
 /** A reservation of nothing: the emails are stored PENDING. */
 export const noClaims: ClaimReservation = { count: 0, leaseMs: 0, settle() {} };
 
+/** A claimed email to put back untried, due again after `delayMs` (releaseEmails). */
+const heldEmailOf = (row: EmailRow, delayMs: number): HeldEmail => ({
+  projectId: row.projectId,
+  id: row.id,
+  createdAt: row.createdAt,
+  delayMs,
+});
+
 /** How often a dispatcher looks again for the oldest month that holds unsent mail. */
 const unsentMonthsCheckMs = 60_000;
 
@@ -241,7 +249,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ]);
     const held: HeldEmail[] = [];
     const holdBack = (row: EmailRow, delayMs: number) => {
-      held.push({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: Math.max(delayMs, 10) });
+      held.push(heldEmailOf(row, Math.max(delayMs, 10)));
       global.refund(1);
       if (laneOf(row.category) === "bulk") bulk.refund(1);
     };
@@ -249,7 +257,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const suspendedHeld: HeldEmail[] = [];
     for (const [index, row] of rows.entries()) {
       if (suspended.has(row.projectId)) {
-        suspendedHeld.push({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: heldForSuspensionMs });
+        suspendedHeld.push(heldEmailOf(row, heldForSuspensionMs));
         global.refund(1);
         if (laneOf(row.category) === "bulk") bulk.refund(1);
         continue;
@@ -353,8 +361,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       try {
         if (killed) return;
         if (!loop || !provider) {
-          const putBack = gathered.map((row) => ({ projectId: row.projectId, id: row.id, createdAt: row.createdAt, delayMs: 0 }));
-          await releaseEmails(db, putBack);
+          await releaseEmails(
+            db,
+            gathered.map((row) => heldEmailOf(row, 0)),
+          );
           return;
         }
         // Sent outside the enqueuing calls' context, as a claim's are: each send joins its email's trace (inTraceOf) itself.
