@@ -209,7 +209,8 @@ describe("the dashboard's comforts in a browser", { timeout: 300_000 }, () => {
     for (const [hash, title] of pages) {
       await go(page, hash);
       await page.locator("#page-title", title ? { hasText: title } : {}).waitFor();
-      await expect.poll(() => page.getByText("Loading", { exact: false }).count()).toBe(0);
+      // A page's data may take longer than expect.poll's default second on a loaded machine (CI saw it once).
+      await expect.poll(() => page.getByText("Loading", { exact: false }).count(), { timeout: 15_000 }).toBe(0);
       found.push(...(await seriousViolations(page, hash)));
     }
 
