@@ -96,6 +96,7 @@ try {
   const emailActivity = createEmailActivityConsumer({
     kafka,
     db,
+    pool: database.pool,
     logger,
     nudgeOutbox,
     contactsChanged: membershipWatch.contactsChanged,

@@ -1,5 +1,7 @@
+import type pg from "pg";
 import type { JsonObject } from "../domain/contact-data.js";
-import type { Tx } from "./client.js";
+import { queryRows, type SqlPool, type Tx } from "./client.js";
+import { Prisma } from "./generated/client.js";
 
 /** One piece of email activity to show on a contact's timeline. */
 export interface EmailActivityRecord {
@@ -28,10 +30,14 @@ export interface RecordedEmailActivity {
  * an event already recorded (its id and time: a redelivery carries both) is skipped: the record is the proof of processing,
  * so a redelivered envelope is recorded once without a processed_events row per
  * email.
+ *
+ * On the pool the statement is its own transaction, through pg: what a chunk with nothing else to write takes.
+ * A Prisma transaction around one raw statement costs about six times the CPU of pg's BEGIN, statement and COMMIT
+ * (855 µs against 134 µs, measured apart), and every email sent passes here once.
  */
-export async function recordEmailActivity(tx: Tx, records: EmailActivityRecord[]): Promise<RecordedEmailActivity[]> {
+export async function recordEmailActivity(db: SqlPool | Tx, records: EmailActivityRecord[]): Promise<RecordedEmailActivity[]> {
   if (records.length === 0) return [];
-  return tx.$queryRaw<RecordedEmailActivity[]>`
+  const statement = Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(
         ${records.map((record) => record.id)}::uuid[],
@@ -51,4 +57,7 @@ export async function recordEmailActivity(tx: Tx, records: EmailActivityRecord[]
     SELECT id, project_id, contact_id, name, data, created_at FROM alive ORDER BY position
     ON CONFLICT (project_id, created_at, id) DO NOTHING
     RETURNING id::text AS id, project_id::text AS "projectId", contact_id::text AS "contactId", name`;
+  return "$queryRaw" in db
+    ? db.$queryRaw<RecordedEmailActivity[]>(statement)
+    : queryRows<RecordedEmailActivity & pg.QueryResultRow>(db, statement);
 }

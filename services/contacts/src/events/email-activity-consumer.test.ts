@@ -120,6 +120,7 @@ describe("the email-activity consumer", () => {
     consumer = createEmailActivityConsumer({
       kafka: createKafka({ clientId: "contacts-email-activity-test", brokers: herald.kafkaBrokers }),
       db: harness.db,
+      pool: harness.pool,
       logger: createLogger({ name: "email-activity-test", level: "silent" }),
       nudgeOutbox: () => nudges++,
       contactsChanged: watch.contactsChanged,

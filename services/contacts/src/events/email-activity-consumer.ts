@@ -16,7 +16,7 @@ import { type Context, context, type Link, SpanKind, trace } from "@opentelemetr
 import type { Consumer, Kafka, KafkaMessage } from "kafkajs";
 import type { ContactsChanged } from "../contacts/contacts-changed.js";
 import { setSubscribed } from "../db/bulk-jobs.js";
-import type { Db, Tx } from "../db/client.js";
+import type { Db, SqlPool, Tx } from "../db/client.js";
 import { type EmailActivityRecord, type RecordedEmailActivity, recordEmailActivity } from "../db/email-activity-events.js";
 import { insertContactEvents } from "../db/event-records.js";
 import type { JsonObject } from "../domain/contact-data.js";
@@ -130,6 +130,8 @@ function withoutNul(data: JsonObject): JsonObject {
 export function createEmailActivityConsumer(deps: {
   kafka: Kafka;
   db: Db;
+  /** pg connections for a chunk that only records: no complaint among its events (recordEmailActivity). */
+  pool: SqlPool;
   logger: Logger;
   nudgeOutbox: () => void;
   contactsChanged: ContactsChanged;
@@ -227,6 +229,10 @@ export function createEmailActivityConsumer(deps: {
           ),
         );
         try {
+          // Nearly every chunk: one statement, which is its own transaction.
+          if (![...records.values()].some((record) => record.name === complaintEventName)) {
+            return { recorded: await recordEmailActivity(deps.pool, [...records.values()]), unsubscribed: 0 };
+          }
           return await db.$transaction(
             async (tx) => {
               const recorded = await recordEmailActivity(tx, [...records.values()]);
