@@ -214,6 +214,7 @@ export function createEmailActivityConsumer(deps: {
     }
     if (records.size === 0) return;
     const now = new Date();
+    const activity = [...records.values()];
     const { recorded, unsubscribed } = await tracer.startActiveSpan(
       `${topic} process`,
       { kind: SpanKind.CONSUMER, links, attributes: { "messaging.system": "kafka", "messaging.batch.message_count": messages.length } },
@@ -230,12 +231,12 @@ export function createEmailActivityConsumer(deps: {
         );
         try {
           // Nearly every chunk: one statement, which is its own transaction.
-          if (![...records.values()].some((record) => record.name === complaintEventName)) {
-            return { recorded: await recordEmailActivity(deps.pool, [...records.values()]), unsubscribed: 0 };
+          if (!activity.some((record) => record.name === complaintEventName)) {
+            return { recorded: await recordEmailActivity(deps.pool, activity), unsubscribed: 0 };
           }
           return await db.$transaction(
             async (tx) => {
-              const recorded = await recordEmailActivity(tx, [...records.values()]);
+              const recorded = await recordEmailActivity(tx, activity);
               const complaints = recorded.filter((event) => event.name === complaintEventName);
               const unsubscribed = complaints.length === 0 ? 0 : await unsubscribeComplainers(tx, complaints, records, now);
               return { recorded, unsubscribed };
