@@ -5,7 +5,6 @@ import type pg from "pg";
 import type { Logger } from "pino";
 
 interface StoredOutboxRow {
-  event_id: string;
   topic: string;
   key: string;
   payload: Uint8Array;
@@ -20,6 +19,23 @@ export interface OutboxRelay {
   flush(): Promise<number>;
   stop(): Promise<void>;
 }
+
+/**
+ * A batch of the outbox, oldest first, deleted in the relay's transaction, or none while another relay of the schema
+ * holds the lock. The lock is taken once, before the scan, by the subquery that gates it (a one-time filter), and the
+ * batch's ids are deleted through the primary key however long the outbox grew while Kafka was away. One statement
+ * where a lock, a read and a delete by event id were three, each a round trip on both sides (docs/benchmarks.md).
+ * Its snapshot is taken before the lock: rows that a relay which held the lock until then deleted are skipped by the
+ * DELETE, as rows deleted by a committed transaction are, so none is published twice.
+ */
+const takeBatch = `WITH taken AS (
+    DELETE FROM outbox_events WHERE id = ANY (ARRAY(
+      SELECT id FROM outbox_events WHERE (SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')))
+      ORDER BY id LIMIT $1
+    ))
+    RETURNING id, topic, key, payload, headers
+  )
+  SELECT topic, key, payload, headers FROM taken ORDER BY id`;
 
 /**
  * Moves outbox rows to Kafka. One relay per schema publishes at a time (an
@@ -48,26 +64,15 @@ export function createOutboxRelay(options: {
     return withConnection(pool, async (client) => {
       try {
         await client.query("BEGIN");
-        const lock = await client.query<{ locked: boolean }>(
-          "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox_events')) AS locked",
-        );
-        const rows = lock.rows[0]?.locked
-          ? (
-              await client.query<StoredOutboxRow>({
-                name: "herald_outbox_batch",
-                text: "SELECT event_id::text AS event_id, topic, key, payload, headers FROM outbox_events ORDER BY id LIMIT $1",
-                values: [batchSize],
-              })
-            ).rows
-          : [];
+        const { rows } = await client.query<StoredOutboxRow>({ name: "herald_outbox_take", text: takeBatch, values: [batchSize] });
         if (rows.length > 0) {
           if (!connected) {
             await producer.connect();
             connected = true;
           }
           await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(rows) });
-          await client.query("DELETE FROM outbox_events WHERE event_id = ANY($1::uuid[])", [rows.map((row) => row.event_id)]);
         }
+        // The rows are gone only now, once Kafka has them; a failure above rolls their deletion back.
         await client.query("COMMIT");
         return rows.length;
       } catch (error) {

@@ -8,7 +8,7 @@ import { ensureTopics } from "../topics.js";
 const packageTables = `
 CREATE TABLE outbox_events (
   id bigserial PRIMARY KEY,
-  event_id uuid NOT NULL UNIQUE,
+  event_id uuid NOT NULL,
   topic text NOT NULL,
   key text NOT NULL,
   payload bytea NOT NULL,
