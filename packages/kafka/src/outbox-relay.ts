@@ -23,7 +23,8 @@ export interface OutboxRelay {
 /**
  * A batch of the outbox, oldest first, deleted in the relay's transaction, or none while another relay of the schema
  * holds the lock. The lock is taken once, before the scan, by the subquery that gates it (a one-time filter), and the
- * batch's ids are deleted through the primary key however long the outbox grew while Kafka was away. One statement
+ * batch's ids are deleted through the primary key once the outbox holds more than a few pages (a backlog while Kafka
+ * was away; autovacuum's analyze of the growing table has the prepared plan made again). One statement
  * where a lock, a read and a delete by event id were three, each a round trip on both sides (docs/benchmarks.md).
  * Its snapshot is taken before the lock: rows that a relay which held the lock until then deleted are skipped by the
  * DELETE, as rows deleted by a committed transaction are, so none is published twice.
