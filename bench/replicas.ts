@@ -7,7 +7,7 @@ import os from "node:os";
 import { type Stack, type StackProcesses, scrape } from "@herald/testing";
 import autocannon from "autocannon";
 import pg from "pg";
-import { cpuSecondsOf } from "./process-cpu.ts";
+import { cpuSecondsOf, threadCpuSecondsOf } from "./process-cpu.ts";
 import { receiptHtml, type SendBenchTarget, verifiedDomain } from "./send.ts";
 
 export interface ReplicasBenchTarget extends SendBenchTarget {
@@ -31,10 +31,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Whose CPU counts. `stack`: the Node processes of the replicas and the PostgreSQL backends of the bench
  * database. `shared`: the servers other work on the machine uses too (the Kafka broker, Redis, PostgreSQL's
  * own processes and other databases' backends), reported apart. The bench's own process (the load generator
- * and the SMTP sink, standing in for the relay) is neither.
+ * and the SMTP sink, standing in for the relay) is neither. `threads`: each delivery process's threads by
+ * kind (its event loop, its worker threads, which build and render, and V8's helpers), a part of its
+ * `stack` figure reported apart and never added to it. A message's build is the same work at one replica
+ * and at two, so what it costs more an email at two is what the machine's time-sharing adds.
  */
-type Role = "stack" | "shared";
-type CpuSample = Map<number, { name: string; role: Role; seconds: number }>;
+type Role = "stack" | "shared" | "threads";
+/** CPU seconds used so far, by process id, and by `<pid>/<tid>` for delivery's threads. */
+type CpuSample = Map<string, { name: string; role: Role; seconds: number }>;
 
 /** What each other process of the machine is to the bench (undefined: not counted), read once per pid. */
 const classified = new Map<number, { name: string; role: Role } | undefined>();
@@ -74,8 +78,18 @@ async function sampleCpu(replicas: Replica[], database: { name: string; client: 
   await Promise.all(
     [...named].map(async ([pid, known]) => {
       const seconds = await cpuSecondsOf(pid);
-      if (seconds !== undefined) sample.set(pid, { ...known, seconds });
+      if (seconds !== undefined) sample.set(String(pid), { ...known, seconds });
     }),
+  );
+  await Promise.all(
+    replicas.flatMap(({ letter, processes }) =>
+      processes.processes.map(async (child) => {
+        if (child.name !== "delivery" || child.pid === undefined) return;
+        for (const [tid, { kind, seconds }] of await threadCpuSecondsOf(child.pid)) {
+          sample.set(`${child.pid}/${tid}`, { name: `${kind}\t${letter}`, role: "threads", seconds });
+        }
+      }),
+    ),
   );
   return sample;
 }
@@ -84,6 +98,8 @@ async function sampleCpu(replicas: Replica[], database: { name: string; client: 
 interface CpuUsage {
   stack: Map<string, number>;
   shared: Map<string, number>;
+  /** Delivery's threads by kind, a part of `stack`'s delivery. */
+  threads: Map<string, number>;
   /** The bench's own process: the load generator and the SMTP sink. */
   bench: number;
   seconds: number;
@@ -105,23 +121,24 @@ async function startCpuMeter(read: () => Promise<CpuSample>): Promise<{ stop(): 
     for (;;) {
       await sleep(1_000);
       if (!metering) return;
-      for (const [pid, used] of await read()) last.set(pid, used);
+      for (const [key, used] of await read()) last.set(key, used);
     }
   })();
   return {
     async stop() {
       metering = false;
       await poller;
-      for (const [pid, used] of await read()) last.set(pid, used);
+      for (const [key, used] of await read()) last.set(key, used);
       const bench = process.cpuUsage(benchBefore);
       const usage: CpuUsage = {
         stack: new Map(),
         shared: new Map(),
+        threads: new Map(),
         bench: (bench.user + bench.system) / 1e6,
         seconds: (performance.now() - started) / 1000,
       };
-      for (const [pid, { name, role, seconds }] of last) {
-        const used = seconds - (first.get(pid)?.seconds ?? 0);
+      for (const [key, { name, role, seconds }] of last) {
+        const used = seconds - (first.get(key)?.seconds ?? 0);
         usage[role].set(name, (usage[role].get(name) ?? 0) + used);
       }
       return usage;
@@ -401,6 +418,37 @@ const byProcess = (used: Map<string, number>, per?: number) =>
     .map(([name, seconds]) => `${name} ${per ? Math.round((seconds * 1000) / per) : seconds.toFixed(1)}`)
     .join(", ");
 
+/** Delivery's threads (named `<kind>\t<letter>`), CPU ms an email: each kind over every replica, then each replica's part. */
+function threadsPerEmail(threads: Map<string, number>, emails: number): string {
+  const ms = (seconds: number) => ((seconds * 1000) / Math.max(1, emails)).toFixed(2);
+  const kinds = new Map<string, Array<[string, number]>>();
+  for (const [name, seconds] of threads) {
+    const [kind = name, letter = ""] = name.split("\t");
+    kinds.set(kind, [...(kinds.get(kind) ?? []), [letter, seconds]]);
+  }
+  return [...kinds]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([kind, parts]) => {
+      const total = ms(parts.reduce((sum, [, seconds]) => sum + seconds, 0));
+      return parts.length < 2
+        ? `${kind} ${total}`
+        : `${kind} ${total} (${parts
+            .sort()
+            .map(([letter, seconds]) => `${letter} ${ms(seconds)}`)
+            .join(", ")})`;
+    })
+    .join(", ");
+}
+
+/**
+ * Delivery's worker threads' CPU ms an email. They render and build every email, the same work at one replica and at
+ * two, so the stack's CPU over theirs is a measure that the machine's speed, which moves from run to run and within
+ * one, moves much less than the stack's ms an email (docs/benchmarks.md, 2026-12-01 (later)).
+ */
+const workerThreadsMs = ({ cpu, arrived }: ReplicaMeasurement["send"]) =>
+  ([...cpu.threads].filter(([name]) => name.startsWith("worker threads")).reduce((total, [, seconds]) => total + seconds, 0) * 1000) /
+  Math.max(1, arrived);
+
 /**
  * The loads on one replica of every process, on two, and on one again: rows of the emails' table, of the
  * tracked events' table, and the detail (CPU by process, the shared servers, the machine's load).
@@ -463,6 +511,7 @@ export async function replicaBenchmarks(
             `- tracked events, CPU s (${track.cpu.seconds.toFixed(1)} s): ${byProcess(track.cpu.stack)}. Shared servers: ${byProcess(track.cpu.shared)} (${event.shared.toFixed(3)} ms a request). The bench process: ${track.cpu.bench.toFixed(1)}.`,
           ]
         : []),
+      `- delivery's threads, CPU ms an email: ${threadsPerEmail(send.cpu.threads, send.arrived)}. The stack less idle used ${(email.net / workerThreadsMs(send)).toFixed(2)} times the worker threads' CPU.`,
       `- one core at the stack's cost less idle: ${int(1000 / email.net)} emails/s${event ? `, or ${int(1000 / event.net)} tracked events/s` : ""}.`,
     ];
   });
