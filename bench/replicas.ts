@@ -32,9 +32,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * database. `shared`: the servers other work on the machine uses too (the Kafka broker, Redis, PostgreSQL's
  * own processes and other databases' backends), reported apart. The bench's own process (the load generator
  * and the SMTP sink, standing in for the relay) is neither. `threads`: each delivery process's threads by
- * kind (its event loop, its worker threads, which build and render, and V8's helpers), a part of its
- * `stack` figure reported apart and never added to it. A message's build is the same work at one replica
- * and at two, so what it costs more an email at two is what the machine's time-sharing adds.
+ * kind (its event loop, its worker threads, which render and build, and V8's helpers), a part of its
+ * `stack` figure reported apart and never added to it (workerThreadsMs).
  */
 type Role = "stack" | "shared" | "threads";
 /** CPU seconds used so far, by process id, and by `<pid>/<tid>` for delivery's threads. */
