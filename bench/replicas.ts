@@ -61,9 +61,13 @@ async function classify(pid: number, database: { name: string; client: pg.Client
 
 async function sampleCpu(replicas: Replica[], database: { name: string; client: pg.Client }): Promise<CpuSample> {
   const named = new Map<number, { name: string; role: Role }>();
+  /** Each delivery process's pid and its replica's letter, whose threads are read apart. */
+  const deliveries: Array<{ pid: number; letter: string }> = [];
   for (const { letter, processes } of replicas) {
     for (const child of processes.processes) {
-      if (child.pid !== undefined) named.set(child.pid, { name: `${child.name} ${letter}`, role: "stack" });
+      if (child.pid === undefined) continue;
+      named.set(child.pid, { name: `${child.name} ${letter}`, role: "stack" });
+      if (child.name === "delivery") deliveries.push({ pid: child.pid, letter });
     }
   }
   for (const entry of await readdir("/proc")) {
@@ -81,14 +85,11 @@ async function sampleCpu(replicas: Replica[], database: { name: string; client: 
     }),
   );
   await Promise.all(
-    replicas.flatMap(({ letter, processes }) =>
-      processes.processes.map(async (child) => {
-        if (child.name !== "delivery" || child.pid === undefined) return;
-        for (const [tid, { kind, seconds }] of await threadCpuSecondsOf(child.pid)) {
-          sample.set(`${child.pid}/${tid}`, { name: `${kind}\t${letter}`, role: "threads", seconds });
-        }
-      }),
-    ),
+    deliveries.map(async ({ pid, letter }) => {
+      for (const [tid, { kind, seconds }] of await threadCpuSecondsOf(pid)) {
+        sample.set(`${pid}/${tid}`, { name: `${kind}\t${letter}`, role: "threads", seconds });
+      }
+    }),
   );
   return sample;
 }
@@ -501,6 +502,7 @@ export async function replicaBenchmarks(
   });
   const detail = measured.flatMap(({ replicas, idleRate, idle, load, send, track }) => {
     const email = perUnit(send.cpu, idleRate, send.arrived);
+    const worker = workerThreadsMs(send);
     const event = track && perUnit(track.cpu, idleRate, total(track.accepted));
     return [
       `${replicas} of each (load average ${load[0].toFixed(1)} before, ${load[1].toFixed(1)} after): idle, the stack used ${idleRate.toFixed(3)} CPU s a second (${byProcess(idle.stack, idle.seconds)} CPU ms a second).`,
@@ -510,7 +512,7 @@ export async function replicaBenchmarks(
             `- tracked events, CPU s (${track.cpu.seconds.toFixed(1)} s): ${byProcess(track.cpu.stack)}. Shared servers: ${byProcess(track.cpu.shared)} (${event.shared.toFixed(3)} ms a request). The bench process: ${track.cpu.bench.toFixed(1)}.`,
           ]
         : []),
-      `- delivery's threads, CPU ms an email: ${threadsPerEmail(send.cpu.threads, send.arrived)}. The stack less idle used ${(email.net / workerThreadsMs(send)).toFixed(2)} times the worker threads' CPU.`,
+      `- delivery's threads, CPU ms an email: ${threadsPerEmail(send.cpu.threads, send.arrived)}${worker > 0 ? `. The stack less idle used ${(email.net / worker).toFixed(2)} times the worker threads' CPU` : ""}.`,
       `- one core at the stack's cost less idle: ${int(1000 / email.net)} emails/s${event ? `, or ${int(1000 / event.net)} tracked events/s` : ""}.`,
     ];
   });
