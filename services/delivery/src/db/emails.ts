@@ -3,7 +3,7 @@ import type pg from "pg";
 import { firstBulkCursor } from "../domain/lanes.js";
 import { createPlannedOncePool, type Db } from "./client.js";
 import { type Email, Prisma } from "./generated/client.js";
-import { thisMonthSql } from "./monthly-usage.js";
+import { capSql, thisMonthSql } from "./monthly-usage.js";
 
 export type EmailRow = Email;
 
@@ -69,9 +69,27 @@ export type Tx = Prisma.TransactionClient;
  * caps bound, adding to its rows in (project, category) order as lockCapStandings locks them.
  */
 export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly NewEmailRow[]): Promise<StoredEmail[]> {
+  const stored = await insertEmailsIf(db, rows, false);
+  if (!stored) throw new Error("insertEmails stored nothing for a capped category it was not asked to refuse");
+  return stored;
+}
+
+/**
+ * insertEmails, unless one of the rows' (project, category) pairs has a billing cap: then nothing is stored and the
+ * answer is undefined, for the caller to store them under the cap's lock (storeWithinCaps). The usual, uncapped call
+ * is one statement.
+ */
+export const insertEmailsUnlessCapped = (db: Pick<pg.Pool, "query">, rows: readonly NewEmailRow[]): Promise<StoredEmail[] | undefined> =>
+  insertEmailsIf(db, rows, true);
+
+async function insertEmailsIf(
+  db: Pick<pg.Pool, "query">,
+  rows: readonly NewEmailRow[],
+  unlessCapped: boolean,
+): Promise<StoredEmail[] | undefined> {
   const column = <T>(pick: (row: NewEmailRow) => T) => rows.map(pick);
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  const { rows: inserted } = await db.query<{ id: string; createdAt: Date; lockedUntil: Date | null }>({
+  const { rows: inserted } = await db.query<{ id: string | null; createdAt: Date; lockedUntil: Date | null }>({
     name: "delivery_insert_emails",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
@@ -80,9 +98,13 @@ export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly Ne
          AS i(id, project_id, contact_id, idempotency_key, to_email, to_name, from_email, from_name, reply_to, subject, html, headers,
            attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent, lease_secs)
      ),
+     capped AS (
+       SELECT 1 FROM (SELECT DISTINCT project_id, category FROM input) w JOIN billing_caps c ON c.project_id = w.project_id
+       WHERE $22::boolean AND (${capSql("w.category")}) IS NOT NULL
+     ),
      keyed AS (
        INSERT INTO email_idempotency_keys (project_id, idempotency_key, email_id)
-       SELECT project_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL
+       SELECT project_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM capped)
        ON CONFLICT (project_id, idempotency_key) DO NOTHING
        RETURNING email_id
      ),
@@ -94,7 +116,7 @@ export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly Ne
          attachments, list_unsubscribe, template_id, campaign_id, workflow_id, category, message_id, trace_parent,
          CASE WHEN lease_secs IS NULL THEN 'PENDING' ELSE 'SENDING' END, CASE WHEN lease_secs IS NULL THEN 0 ELSE 1 END,
          now() + make_interval(secs => lease_secs)
-       FROM input WHERE idempotency_key IS NULL OR id IN (SELECT email_id FROM keyed)
+       FROM input WHERE (idempotency_key IS NULL OR id IN (SELECT email_id FROM keyed)) AND NOT EXISTS (SELECT 1 FROM capped)
        RETURNING id, project_id, category, created_at, locked_until
      ),
      counted AS (
@@ -104,7 +126,8 @@ export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly Ne
        GROUP BY project_id, category ORDER BY project_id, category
        ON CONFLICT (project_id, month, category) DO UPDATE SET used = monthly_usage.used + EXCLUDED.used
      )
-     SELECT id::text AS id, created_at AS "createdAt", locked_until AS "lockedUntil" FROM inserted`,
+     SELECT id::text AS id, created_at AS "createdAt", locked_until AS "lockedUntil" FROM inserted
+     UNION ALL SELECT NULL, NULL, NULL WHERE EXISTS (SELECT 1 FROM capped)`,
     values: [
       column((row) => row.id),
       column((row) => row.projectId),
@@ -127,9 +150,15 @@ export async function insertEmails(db: Pick<pg.Pool, "query">, rows: readonly Ne
       column((row) => row.messageId),
       column((row) => row.traceParent),
       column((row) => (row.leaseMs === undefined ? null : row.leaseMs / 1000)),
+      unlessCapped,
     ],
   });
-  const created = new Map(inserted.map((row) => [row.id, row]));
+  const created = new Map<string, { createdAt: Date; lockedUntil: Date | null }>();
+  for (const row of inserted) {
+    // The row that says a category is capped: nothing was stored.
+    if (row.id === null) return undefined;
+    created.set(row.id, row);
+  }
   const taken = rows.filter((row) => !created.has(row.id));
   const earlier = new Map<string, string>();
   if (taken.length > 0) {

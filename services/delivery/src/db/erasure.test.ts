@@ -9,7 +9,7 @@ import { newEmailRow } from "../test-support/query-plans.js";
 import { type Db, prismaClientOn } from "./client.js";
 import { insertEmails } from "./emails.js";
 import { eraseContactFromDelivery } from "./erasure.js";
-import { suppressedAmong } from "./suppressions.js";
+import { standingsOf } from "./standings.js";
 
 const addressHash = createAddressHash("erasure test secret of at least 32 characters");
 
@@ -108,7 +108,9 @@ describe("erasing a contact from delivery", () => {
       projectId,
       toEmail: toEmail.toLowerCase(),
     }));
-    expect(await suppressedAmong(pool, addressHash, asked)).toEqual(new Set([`${projectId} ${address}`, `${projectId} ${formerAddress}`]));
+    expect((await standingsOf(pool, addressHash, { recipients: asked })).suppressed).toEqual(
+      new Set([`${projectId} ${address}`, `${projectId} ${formerAddress}`]),
+    );
     expect(
       (await pool.query("SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1 AND email IS NOT NULL", [projectId])).rows[0],
     ).toEqual({ n: 400 });

@@ -4,43 +4,21 @@ import type { Db } from "./client.js";
 import type { Tx } from "./emails.js";
 import { Prisma } from "./generated/client.js";
 
-/** Anything that runs a statement: the pool, or one of its clients inside a transaction. */
-type Queryable = Pick<pg.Pool, "query">;
-
 /** The UTC month of the statement's (or transaction's) clock: the month emails.created_at falls in. */
 export const thisMonthSql = `date_trunc('month', now() AT TIME ZONE 'UTC')::date`;
 
 /** The cap of a category, from billing_caps `c` and a category column. */
-const capSql = (category: string) => `CASE ${category} WHEN 'TRANSACTIONAL' THEN c.transactional WHEN 'CAMPAIGN' THEN c.campaigns
+export const capSql = (category: string) => `CASE ${category} WHEN 'TRANSACTIONAL' THEN c.transactional WHEN 'CAMPAIGN' THEN c.campaigns
   WHEN 'WORKFLOW' THEN c.workflows WHEN 'INBOUND' THEN c.inbound END`;
 
-const standingsOf = (rows: Array<{ projectId: string; category: string; cap: string | null; used: string }>) => {
+/** The capped pairs among rows of (project, category, cap, used), by usageKey. */
+export const capStandingsOf = (rows: Array<{ projectId: string; category: string; cap: string | null; used: string }>) => {
   const standings = new Map<string, CapStanding>();
   for (const row of rows) {
     if (row.cap !== null) standings.set(usageKey(row.projectId, row.category), { cap: BigInt(row.cap), used: BigInt(row.used) });
   }
   return standings;
 };
-
-/**
- * The capped ones among these (project, category) pairs, with this month's usage as it
- * stands, without locking anything: what a caller checks before work that a refusal would waste.
- */
-export async function capStandings(
-  db: Queryable,
-  pairs: ReadonlyArray<{ projectId: string; category: string }>,
-): Promise<Map<string, CapStanding>> {
-  if (pairs.length === 0) return new Map();
-  const { rows } = await db.query<{ projectId: string; category: string; cap: string | null; used: string }>({
-    name: "delivery_cap_standings",
-    text: `SELECT w.project_id::text AS "projectId", w.category, (${capSql("w.category")})::text AS cap, coalesce(u.used, 0)::text AS used
-     FROM unnest($1::uuid[], $2::text[]) AS w(project_id, category)
-     JOIN billing_caps c ON c.project_id = w.project_id
-     LEFT JOIN monthly_usage u ON u.project_id = w.project_id AND u.month = ${thisMonthSql} AND u.category = w.category`,
-    values: [pairs.map((pair) => pair.projectId), pairs.map((pair) => pair.category)],
-  });
-  return standingsOf(rows);
-}
 
 /**
  * Locks this month's usage rows of these pairs until the transaction ends (creating them
@@ -65,7 +43,7 @@ export async function lockCapStandings(
      FROM locked l LEFT JOIN billing_caps c ON c.project_id = l.project_id`,
     [pairs.map((pair) => pair.projectId), pairs.map((pair) => pair.category)],
   );
-  return standingsOf(rows);
+  return capStandingsOf(rows);
 }
 
 /** Which of a project's idempotency keys name emails already stored: those a repeated call does not add again. */

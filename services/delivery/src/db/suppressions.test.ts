@@ -4,7 +4,8 @@ import { createTestDatabase, type TestDatabase } from "@herald/testing";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createAddressHash } from "../domain/address-hash.js";
-import { hashUnhashedSuppressions, suppressedAmong } from "./suppressions.js";
+import { standingsOf } from "./standings.js";
+import { hashUnhashedSuppressions } from "./suppressions.js";
 
 const addressHash = createAddressHash("suppressions test secret of at least 32 characters");
 
@@ -40,7 +41,9 @@ describe("suppressions written before their addresses were hashed", () => {
     const asked = (projectId: string) => [...addresses.slice(0, 3), erased].map((toEmail) => ({ projectId, toEmail }));
     const expected = (projectId: string) => [...addresses.slice(0, 3)].map((address) => `${projectId} ${address}`);
     const [first = "", second = ""] = projects;
-    expect(await suppressedAmong(pool, addressHash, asked(first))).toEqual(new Set([...expected(first), `${first} ${erased}`]));
+    expect((await standingsOf(pool, addressHash, { recipients: asked(first) })).suppressed).toEqual(
+      new Set([...expected(first), `${first} ${erased}`]),
+    );
 
     expect(await hashUnhashedSuppressions(pool, addressHash)).toBe(2 * addresses.length);
     const rows = await pool.query<{ email: string | null; hash: Buffer | null; project: string }>(
@@ -49,8 +52,10 @@ describe("suppressions written before their addresses were hashed", () => {
     );
     expect(rows.rows).toHaveLength(2 * addresses.length + 1);
     for (const row of rows.rows) expect(row.hash).toEqual(addressHash(row.email ?? erased));
-    expect(await suppressedAmong(pool, addressHash, asked(first))).toEqual(new Set([...expected(first), `${first} ${erased}`]));
-    expect(await suppressedAmong(pool, addressHash, asked(second))).toEqual(new Set(expected(second)));
+    expect((await standingsOf(pool, addressHash, { recipients: asked(first) })).suppressed).toEqual(
+      new Set([...expected(first), `${first} ${erased}`]),
+    );
+    expect((await standingsOf(pool, addressHash, { recipients: asked(second) })).suppressed).toEqual(new Set(expected(second)));
     expect(await hashUnhashedSuppressions(pool, addressHash)).toBe(0);
   });
 });

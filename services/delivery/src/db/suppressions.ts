@@ -1,27 +1,6 @@
 import type pg from "pg";
 import type { AddressHash } from "../domain/address-hash.js";
 
-/**
- * Which of these (project, address) pairs are suppressed, as `project address` strings. On pg: every send and every claim
- * asks. By the keyed hash of the address; a row an older version wrote without one (a rolling upgrade) by its address,
- * until hashUnhashedSuppressions hashes it.
- */
-export async function suppressedAmong(
-  pool: pg.Pool,
-  hashOf: AddressHash,
-  rows: ReadonlyArray<{ projectId: string; toEmail: string }>,
-): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const { rows: found } = await pool.query<{ projectId: string; email: string }>({
-    name: "delivery_suppressed_among",
-    text: `SELECT asked.project_id::text AS "projectId", asked.email FROM unnest($1::uuid[], $2::text[], $3::bytea[]) AS asked(project_id, email, hash)
-     WHERE EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = asked.project_id AND s.email_hash = asked.hash)
-       OR EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = asked.project_id AND s.email = asked.email AND s.email_hash IS NULL)`,
-    values: [rows.map((row) => row.projectId), rows.map((row) => row.toEmail), rows.map((row) => hashOf(row.toEmail))],
-  });
-  return new Set(found.map((row) => `${row.projectId} ${row.email}`));
-}
-
 /** Suppressions hashed in one statement by hashUnhashedSuppressions. */
 const hashBatch = 1_000;
 

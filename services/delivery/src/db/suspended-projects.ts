@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { Tx } from "./emails.js";
 
 /**
@@ -26,15 +25,4 @@ export async function resumeSuspendedProject(tx: Tx, projectId: string): Promise
 /** A deleted project's row goes with its emails. */
 export async function forgetSuspendedProject(tx: Tx, projectId: string): Promise<void> {
   await tx.$executeRaw`DELETE FROM suspended_projects WHERE project_id = ${projectId}::uuid`;
-}
-
-/** The suspension reasons of those of these projects that are suspended, by project id. */
-export async function suspendedAmong(pool: pg.Pool, projectIds: readonly string[]): Promise<Map<string, string>> {
-  if (projectIds.length === 0) return new Map();
-  const { rows } = await pool.query<{ projectId: string; reason: string }>({
-    name: "delivery_suspended_among",
-    text: `SELECT project_id::text AS "projectId", reason FROM suspended_projects WHERE project_id = ANY($1::uuid[])`,
-    values: [[...new Set(projectIds)]],
-  });
-  return new Map(rows.map((row) => [row.projectId, row.reason]));
 }

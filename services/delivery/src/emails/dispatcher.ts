@@ -4,8 +4,8 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentel
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, unsentSince } from "../db/emails.js";
-import { suppressedAmong } from "../db/suppressions.js";
-import { heldForSuspensionMs, suspendedAmong } from "../db/suspended-projects.js";
+import { type Standings, standingsOf } from "../db/standings.js";
+import { heldForSuspensionMs } from "../db/suspended-projects.js";
 import type { AddressHash } from "../domain/address-hash.js";
 import { isDestinationDeferral } from "../domain/destinations.js";
 import { domainOfAddress } from "../domain/email-input.js";
@@ -102,6 +102,9 @@ const heldEmailOf = (row: EmailRow, delayMs: number): HeldEmail => ({
   createdAt: row.createdAt,
   delayMs,
 });
+
+/** The standings of rows their enqueue checked (`checked`): nothing suspended, nothing suppressed. */
+const unasked: Standings = { suspended: new Map(), suppressed: new Set(), caps: new Map() };
 
 /** How often a dispatcher looks again for the oldest month that holds unsent mail. */
 const unsentMonthsCheckMs = 60_000;
@@ -233,14 +236,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * (`checked`); one suppressed or suspended since then is met as if it had been just after the send.
    */
   async function dispatch(rows: EmailRow[], sender: MailProvider, checked = false): Promise<{ held: number; soonestMs: number }> {
-    const [suppressed, suspended, keys, destinations] = await Promise.all([
-      checked ? new Set<string>() : suppressedAmong(options.pool, options.addressHash, rows),
+    const [{ suppressed, suspended }, keys, destinations] = await Promise.all([
       checked
-        ? new Map<string, string>()
-        : suspendedAmong(
-            options.pool,
-            rows.map((row) => row.projectId),
-          ),
+        ? unasked
+        : standingsOf(options.pool, options.addressHash, { projectIds: rows.map((row) => row.projectId), recipients: rows }),
       signingKeysOf(rows).catch((error: unknown) => {
         logger.warn({ err: error }, "cannot load the sending domains' keys");
         return undefined;

@@ -5,11 +5,9 @@ import { currentTraceParent } from "@herald/platform";
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimedRowOf, type EmailRow, findEmail, type NewEmailRow, type StoredEmail } from "../db/emails.js";
-import { capStandings } from "../db/monthly-usage.js";
-import { suppressedAmong } from "../db/suppressions.js";
-import { suspendedAmong } from "../db/suspended-projects.js";
+import { type Standings, type StandingsAsked, standingsOf } from "../db/standings.js";
 import type { AddressHash } from "../domain/address-hash.js";
-import { type CapExceeded, type CapStanding, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
+import { type CapExceeded, capNameOf, exceededBy, nextMonthOf, usageKey } from "../domain/billing-caps.js";
 import { domainOfAddress, type EmailCategory, type EmailInput, emailInputViolations, normaliseAddress } from "../domain/email-input.js";
 import { isId, requireProjectId } from "../domain/ids.js";
 import { laneOf } from "../domain/lanes.js";
@@ -57,6 +55,38 @@ export const projectSuspended = (reason: string): DomainError =>
   new DomainError("permission-denied", "PROJECT_SUSPENDED", reason, {
     suggestion: "The operator of this Herald deployment re-enables the project once the cause of its bounces or complaints is fixed",
   });
+
+/** PROJECT_SUSPENDED when the standings (Emails.standingOf) have the reputation guard's suspension of the project. */
+export function refuseSuspended(standings: Standings, projectId: string): void {
+  const reason = standings.suspended.get(projectId);
+  if (reason !== undefined) throw projectSuspended(reason);
+}
+
+/** RECIPIENT_SUPPRESSED for the first of the addresses the standings have suppressed in the project. */
+export function refuseSuppressed(standings: Standings, projectId: string, addresses: readonly string[]): void {
+  const refused = addresses.map(normaliseAddress).find((address) => standings.suppressed.has(`${projectId} ${address}`));
+  if (!refused) return;
+  // Refused at once rather than stored as FAILED: the caller learns it now, and the queue holds nothing it will not send.
+  throw new DomainError(
+    "failed-precondition",
+    "RECIPIENT_SUPPRESSED",
+    `${refused} is suppressed in this project: an earlier email bounced`,
+    {
+      details: { email: refused },
+      suggestion: "Send to another address; a suppressed address is not sent to again",
+    },
+  );
+}
+
+/**
+ * BILLING_LIMIT_REACHED when `count` more emails of the category would go past the project's cap as the month stood
+ * in the standings: /v1/send asks before its contact upserts, so that a refused call changes nothing. The enqueue
+ * itself decides under a lock (storeWithinCaps).
+ */
+export function refuseOverCap(standings: Standings, projectId: string, category: EmailCategory, count: number): void {
+  const exceeded = exceededBy(new Map([[usageKey(projectId, category), count]]), standings.caps);
+  if (exceeded) throw capReached(exceeded);
+}
 
 const orNull = (value: string | undefined): string | null => (value === undefined || value === "" ? null : value);
 
@@ -141,55 +171,30 @@ export function createEmails(deps: {
     writeAlone: async (rows) => (await storeWithinCaps(deps.pool, [rows]))[0] as StoredOrRefused,
   });
 
-  // Concurrent checks (of /v1/send above all) share one query; each call looks for its own addresses in the answer.
-  const suppressionChecks = createGroupCommit<Array<{ projectId: string; toEmail: string }>, Set<string>>({
+  // Concurrent checks (of /v1/send above all) share one statement; each call looks for its own answers in the batch's.
+  const standingChecks = createGroupCommit<StandingsAsked, Standings>({
     async writeBatch(calls) {
-      const found = await suppressedAmong(deps.pool, deps.addressHash, calls.flat());
+      const found = await standingsOf(deps.pool, deps.addressHash, {
+        projectIds: calls.flatMap((call) => call.projectIds ?? []),
+        recipients: calls.flatMap((call) => call.recipients ?? []),
+        pairs: calls.flatMap((call) => call.pairs ?? []),
+      });
       return calls.map(() => found);
     },
-    writeAlone: (rows) => suppressedAmong(deps.pool, deps.addressHash, rows),
+    writeAlone: (asked) => standingsOf(deps.pool, deps.addressHash, asked),
   });
 
-  // Concurrent cap checks (of /v1/send) share one query too.
-  const capChecks = createGroupCommit<Array<{ projectId: string; category: string }>, Map<string, CapStanding>>({
-    async writeBatch(calls) {
-      const found = await capStandings(deps.pool, calls.flat());
-      return calls.map(() => found);
-    },
-    writeAlone: (pairs) => capStandings(deps.pool, pairs),
-  });
-
-  // Concurrent suspension checks (of /v1/send) share one query too.
-  const suspensionChecks = createGroupCommit<string[], Map<string, string>>({
-    async writeBatch(calls) {
-      const found = await suspendedAmong(deps.pool, calls.flat());
-      return calls.map(() => found);
-    },
-    writeAlone: (projectIds) => suspendedAmong(deps.pool, projectIds),
-  });
-
-  /** PROJECT_SUSPENDED when the reputation guard suspended the project. */
-  async function refuseSuspended(projectId: string): Promise<void> {
-    const reason = (await suspensionChecks.write([projectId])).get(projectId);
-    if (reason !== undefined) throw projectSuspended(reason);
-  }
-
-  /** RECIPIENT_SUPPRESSED for the first of the addresses the project no longer sends to. */
-  async function refuseSuppressed(projectId: string, addresses: readonly string[]): Promise<void> {
-    const normalised = addresses.map(normaliseAddress);
-    const suppressed = await suppressionChecks.write(normalised.map((toEmail) => ({ projectId, toEmail })));
-    const refused = normalised.find((address) => suppressed.has(`${projectId} ${address}`));
-    if (!refused) return;
-    // Refused at once rather than stored as FAILED: the caller learns it now, and the queue holds nothing it will not send.
-    throw new DomainError(
-      "failed-precondition",
-      "RECIPIENT_SUPPRESSED",
-      `${refused} is suppressed in this project: an earlier email bounced`,
-      {
-        details: { email: refused },
-        suggestion: "Send to another address; a suppressed address is not sent to again",
-      },
-    );
+  /**
+   * What a send asks before its writes, in one statement: whether the project is suspended, which of the addresses
+   * it no longer sends to, and, given a category, how much of the category's monthly cap is used. The send refuses
+   * on the answer with refuseSuspended, refuseSuppressed and refuseOverCap, each where its check belongs.
+   */
+  function standingOf(projectId: string, addresses: readonly string[], category?: EmailCategory): Promise<Standings> {
+    return standingChecks.write({
+      projectIds: [projectId],
+      recipients: addresses.map((address) => ({ projectId, toEmail: normaliseAddress(address) })),
+      pairs: category ? [{ projectId, category }] : [],
+    });
   }
 
   /**
@@ -207,17 +212,18 @@ export function createEmails(deps: {
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
     }
-    // A caller that asked first (/v1/send, before anything else) saves the second query. A suspension that lands
-    // between its question and this store is met as one landing just after the store: the dispatcher holds the mail.
-    if (!options.suspensionChecked) await refuseSuspended(projectId);
     const links = deps.links ? { ...deps.links, mode: await deps.links.modeOf(projectId) } : undefined;
     const rows = inputs.map((input) => rowOf(projectId, input, links));
-    // A caller that refused suppressed recipients itself, before its own writes (/v1/send), saves the second query.
-    if (!options.suppressionsChecked) {
-      await refuseSuppressed(
-        projectId,
-        rows.map((row) => row.toEmail),
-      );
+    // A caller that asked first (/v1/send, before its own writes) saves the question. A suspension that lands between
+    // its question and this store is met as one landing just after the store: the dispatcher holds the mail.
+    if (!options.suspensionChecked || !options.suppressionsChecked) {
+      const addresses = rows.map((row) => row.toEmail);
+      const standings = await standingChecks.write({
+        projectIds: options.suspensionChecked ? [] : [projectId],
+        recipients: options.suppressionsChecked ? [] : addresses.map((toEmail) => ({ projectId, toEmail })),
+      });
+      refuseSuspended(standings, projectId);
+      refuseSuppressed(standings, projectId, addresses);
     }
     const results = await store(rows);
     if (results.some((result) => result.created && !result.claimed)) deps.nudgeDispatcher?.();
@@ -258,17 +264,6 @@ export function createEmails(deps: {
     return results;
   }
 
-  /**
-   * BILLING_LIMIT_REACHED when `count` more emails of the category would go past the
-   * project's cap as the month stands: /v1/send asks before its contact upserts, so that
-   * a refused call changes nothing. The enqueue itself decides under a lock.
-   */
-  async function refuseOverCap(projectId: string, category: EmailCategory, count: number): Promise<void> {
-    const wanted = new Map([[usageKey(projectId, category), count]]);
-    const exceeded = exceededBy(wanted, await capChecks.write([{ projectId, category }]));
-    if (exceeded) throw capReached(exceeded);
-  }
-
   return {
     async enqueue(projectId: string, input: EmailInput): Promise<{ id: string; created: boolean }> {
       const [result] = await enqueueAll(projectId, [input]);
@@ -278,14 +273,11 @@ export function createEmails(deps: {
 
     enqueueAll,
 
-    refuseSuppressed,
+    standingOf,
 
     /** Which of these (project, lower-case address) pairs are suppressed, as `project address` strings. */
-    suppressedAmong: (rows: Array<{ projectId: string; toEmail: string }>): Promise<Set<string>> => suppressionChecks.write(rows),
-
-    refuseOverCap,
-
-    refuseSuspended,
+    suppressedAmong: async (rows: Array<{ projectId: string; toEmail: string }>): Promise<Set<string>> =>
+      (await standingChecks.write({ recipients: rows })).suppressed,
 
     async get(projectId: string, id: string): Promise<EmailRow> {
       const row = isId(id) ? await findEmail(db, requireProjectId(projectId), id) : null;

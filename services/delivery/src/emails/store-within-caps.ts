@@ -1,7 +1,7 @@
 import { withConnection } from "@herald/db";
 import type pg from "pg";
-import { insertEmails, type NewEmailRow, type StoredEmail } from "../db/emails.js";
-import { capStandings, lockCapStandings, storedIdempotencyKeys } from "../db/monthly-usage.js";
+import { insertEmails, insertEmailsUnlessCapped, type NewEmailRow, type StoredEmail } from "../db/emails.js";
+import { lockCapStandings, storedIdempotencyKeys } from "../db/monthly-usage.js";
 import { type CapExceeded, type CapStanding, exceededBy, spend, wantedOf } from "../domain/billing-caps.js";
 
 /** One call's answer: its emails (the earlier ones for repeated idempotency keys), or the cap it would go past. */
@@ -26,26 +26,23 @@ async function newlyWanted(client: pg.ClientBase, rows: readonly NewEmailRow[]):
  * Stores the calls' emails (each call is one project's, all or none), refusing a call that
  * would take a category past the project's monthly cap.
  *
- * Without a cap among the calls' categories (the usual case) it is insertEmails alone: one
- * statement, which also counts the month's usage. With one, the usage rows of the capped
- * categories are locked first, in one transaction with the insert: every delivery replica
- * that enqueues for that project and category waits for the lock, sees what the others
- * stored, and decides on it, so concurrent calls never go past a cap together. A call
+ * Without a cap among the calls' categories (the usual case) it is one statement, which
+ * also counts the month's usage (insertEmailsUnlessCapped). With one, that statement stores
+ * nothing, and the usage rows of the calls' categories are locked first, in one transaction
+ * with the insert: every delivery replica that enqueues for that project and category waits
+ * for the lock, sees what the others stored, and decides on it, so concurrent calls never go
+ * past a cap together. A call
  * that would go past is first forgiven the emails it repeats (idempotency keys already
  * stored: a resumed campaign batch), then refused whole.
  */
 export async function storeWithinCaps(pool: pg.Pool, calls: ReadonlyArray<readonly NewEmailRow[]>): Promise<StoredOrRefused[]> {
-  const pairs = distinctPairs(calls.flat());
-  const capped = [...(await capStandings(pool, pairs)).keys()];
-  if (capped.length === 0) return splitByCall(calls, await insertEmails(pool, calls.flat()));
+  const stored = await insertEmailsUnlessCapped(pool, calls.flat());
+  if (stored) return splitByCall(calls, stored);
 
   return withConnection(pool, async (client) => {
     try {
       await client.query("BEGIN");
-      const standings: Map<string, CapStanding> = await lockCapStandings(
-        client,
-        pairs.filter((pair) => capped.includes(`${pair.projectId} ${pair.category}`)),
-      );
+      const standings: Map<string, CapStanding> = await lockCapStandings(client, distinctPairs(calls.flat()));
       const answers: Array<StoredOrRefused | undefined> = [];
       const granted: Array<readonly NewEmailRow[]> = [];
       for (const rows of calls) {

@@ -16,7 +16,7 @@ import {
   splitMailbox,
 } from "../domain/send-request.js";
 import { parseAddress } from "../domain/template-fields.js";
-import type { Emails } from "../emails/emails.js";
+import { type Emails, refuseOverCap, refuseSuppressed, refuseSuspended } from "../emails/emails.js";
 import { type LinkTokens, recipientLinks } from "../links/link-tokens.js";
 import type { VerifiedSenderCache } from "../sending-domains/sender-domain.js";
 import type { Templates } from "../templates/templates.js";
@@ -83,9 +83,13 @@ export function createSends(deps: {
 
     async send(projectId: string, request: SendRequest): Promise<{ emails: SentEmail[]; acceptedAt: Date }> {
       requireProjectId(projectId);
-      // Before anything else: a suspended project learns why, whatever the request (docs/api-decisions.md "Reputation guard").
-      await emails.refuseSuspended(projectId);
       const violations = sendRequestViolations(request, deps.attachmentMaxBytes);
+      // What the send asks of the database before its writes is one statement; a malformed request asks only whether
+      // its project is suspended.
+      const addresses = violations.length === 0 ? request.to.map((recipient) => recipient.email) : [];
+      const standings = await emails.standingOf(projectId, addresses, violations.length === 0 ? "TRANSACTIONAL" : undefined);
+      // Before anything else: a suspended project learns why, whatever the request (docs/api-decisions.md "Reputation guard").
+      refuseSuspended(standings, projectId);
       const [first] = violations;
       if (first) throw validationFailed(`Invalid ${first.field}: it ${first.message}`, violations);
       const template = request.templateId ? await deps.templates.get(projectId, request.templateId) : undefined;
@@ -94,11 +98,8 @@ export function createSends(deps: {
       const source = { subject: request.subject ?? template?.subject ?? "", body: request.body ?? template?.body ?? "" };
       const problems = await renders.validate(source);
       if (problems.length > 0) throw liquidFailure(problems);
-      await emails.refuseSuppressed(
-        projectId,
-        request.to.map((recipient) => recipient.email),
-      );
-      await emails.refuseOverCap(projectId, "TRANSACTIONAL", request.to.length);
+      refuseSuppressed(standings, projectId, addresses);
+      refuseOverCap(standings, projectId, "TRANSACTIONAL", request.to.length);
       const replyTo = request.replyTo ?? template?.replyTo ?? undefined;
 
       const recipients: Array<{

@@ -3,7 +3,7 @@ import { validationFailed } from "@herald/errors";
 import freeEmailDomains from "free-email-domains";
 import mailchecker from "mailchecker";
 import type pg from "pg";
-import { suppressedAmong } from "../db/suppressions.js";
+import { standingsOf } from "../db/standings.js";
 import type { AddressHash } from "../domain/address-hash.js";
 import { domainOfAddress, isEmailAddress, normaliseAddress } from "../domain/email-input.js";
 import { requireProjectId } from "../domain/ids.js";
@@ -184,7 +184,9 @@ export function createVerification(deps: { pool: pg.Pool; addressHash: AddressHa
           : unreachable
             ? { exchange: { kind: "none" } as const, exists: false, hasWebsite: false }
             : deps.lookupDomain(asciiDomain),
-        suppressedAmong(deps.pool, deps.addressHash, [{ projectId, toEmail: email }]).then((found) => found.size > 0),
+        standingsOf(deps.pool, deps.addressHash, { recipients: [{ projectId, toEmail: email }] }).then(
+          (found) => found.suppressed.size > 0,
+        ),
       ]);
       const { exchange } = facts;
       const disposable = isDisposableDomain(asciiDomain || domain);
