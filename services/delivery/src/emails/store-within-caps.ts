@@ -31,9 +31,8 @@ async function newlyWanted(client: pg.ClientBase, rows: readonly NewEmailRow[]):
  * nothing, and the usage rows of the calls' categories are locked first, in one transaction
  * with the insert: every delivery replica that enqueues for that project and category waits
  * for the lock, sees what the others stored, and decides on it, so concurrent calls never go
- * past a cap together. A call
- * that would go past is first forgiven the emails it repeats (idempotency keys already
- * stored: a resumed campaign batch), then refused whole.
+ * past a cap together. A call that would go past is first forgiven the emails it repeats
+ * (idempotency keys already stored: a resumed campaign batch), then refused whole.
  */
 export async function storeWithinCaps(pool: pg.Pool, calls: ReadonlyArray<readonly NewEmailRow[]>): Promise<StoredOrRefused[]> {
   const stored = await insertEmailsUnlessCapped(pool, calls.flat());
