@@ -283,9 +283,10 @@ export function createEmailActivityConsumer(deps: {
   }
 
   return managedConsumer({
-    // The broker holds a fetch up to a tenth of a second to fill it: during a campaign's sends each chunk then
-    // carries many events instead of the few a fetch answered at once would, a transaction and a fetch fewer each.
-    create: () => deps.kafka.consumer({ groupId, retry: { retries: 10 }, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }),
+    // The broker holds a fetch up to half a second to fill it: while mail is sent each chunk then carries many
+    // events instead of the few a fetch answered at once would, a statement and a fetch fewer each. The timeline
+    // shows an email's activity that much later, which no reader of it notices.
+    create: () => deps.kafka.consumer({ groupId, retry: { retries: 10 }, minBytes: 64 * 1024, maxWaitTimeInMs: 500 }),
     run,
     logger,
     groupId,
