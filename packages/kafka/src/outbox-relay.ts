@@ -51,9 +51,9 @@ export function createOutboxRelay(options: {
   batchSize?: number;
   pollIntervalMs?: number;
   /**
-   * While nudges keep coming, a publish starts at most this long after the one before: the events
-   * of that time go in one batch (one produce request, one DELETE) instead of a few each. A nudge
-   * after a quiet spell publishes at once.
+   * While nudges keep coming, a publish starts at most this long after the one before (100 ms unless
+   * given): the events of that time go in one batch (one produce request, one DELETE) instead of a
+   * few each. A nudge after a quiet spell publishes at once.
    */
   lingerMs?: number;
 }): OutboxRelay {
@@ -87,7 +87,7 @@ export function createOutboxRelay(options: {
     name: "outbox relay",
     logger,
     idleMs: options.pollIntervalMs ?? 500,
-    minIntervalMs: options.lingerMs ?? 50,
+    minIntervalMs: options.lingerMs ?? 100,
     pass: async () => {
       try {
         // A full batch means more events wait: they go at once.

@@ -16,7 +16,7 @@ export const configSchema = z
     /** CSV records per import transaction (and checkpoint). */
     IMPORT_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
     /** The least time between two wake-ups of the outbox relay by writes: events leave in batches, within about this long. */
-    OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(50),
+    OUTBOX_NUDGE_INTERVAL_MS: z.coerce.number().int().min(0).default(100),
     /** How long a process trusts its memory that a data key is registered; 0 asks the registry on every write. */
     FIELD_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
     /** Top-level data keys a contact may hold after a /v1/track call (the public key's path); past it 400 DATA_KEY_LIMIT_EXCEEDED. */
