@@ -5,9 +5,9 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { firstBulkCursor, nextBulkCursor } from "../domain/lanes.js";
 import { newEmailRow } from "../test-support/query-plans.js";
-import { claimDueEmails, claimedRowOf, createClaimsPool, insertEmails, type NewEmailRow } from "./emails.js";
+import { claimDueEmails, claimedRowOf, createClaimsPool, insertEmails, insertEmailsUnlessCapped, type NewEmailRow } from "./emails.js";
 
-describe("claiming due emails", () => {
+describe("storing and claiming emails", () => {
   let database: TestDatabase;
   let pool: pg.Pool;
   /** The dispatcher's own connection for claims, as it plans them (a generic plan, index scans and nested loops). */
@@ -157,5 +157,44 @@ describe("claiming due emails", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     // Its dispatcher died before recording it: claimed again once the lease lapsed, as a second attempt.
     expect(await claimDueEmails(claims, 60_000, 10)).toEqual([expect.objectContaining({ id: claimedRow.id, attempts: 2 })]);
+  });
+
+  const written = async (projectId: string) => {
+    const { rows } = await pool.query<{ emails: number; keys: number; used: number }>(
+      `SELECT (SELECT count(*) FROM emails WHERE project_id = $1)::int AS emails,
+         (SELECT count(*) FROM email_idempotency_keys WHERE project_id = $1)::int AS keys,
+         (SELECT coalesce(sum(used), 0) FROM monthly_usage WHERE project_id = $1)::int AS used`,
+      [projectId],
+    );
+    return rows[0];
+  };
+  const capped = (projectId: string, transactional: number | null, campaigns: number | null) =>
+    pool.query("INSERT INTO billing_caps (project_id, transactional, campaigns, changed_at) VALUES ($1, $2, $3, now())", [
+      projectId,
+      transactional,
+      campaigns,
+    ]);
+  const keyed = (projectId: string, index: number) => ({ ...newEmailRow(projectId, index), idempotencyKey: `key-${index}` });
+
+  it("stores and counts the emails of categories without a cap, also when another of the project's categories has one", async () => {
+    const free = randomUUID();
+    const otherCapped = randomUUID();
+    await capped(otherCapped, null, 10);
+    for (const projectId of [free, otherCapped]) {
+      const rows = [keyed(projectId, 0), keyed(projectId, 1)];
+      const stored = await insertEmailsUnlessCapped(pool, rows);
+      expect(stored?.map((email) => email.id)).toEqual(rows.map((row) => row.id));
+      expect(await written(projectId)).toEqual({ emails: 2, keys: 2, used: 2 });
+    }
+  });
+
+  it("stores nothing, neither emails nor idempotency keys nor usage, when one of the rows' categories has a cap", async () => {
+    const projectId = randomUUID();
+    const uncapped = randomUUID();
+    await capped(projectId, 1_000, null);
+    // A batch of two projects' calls: the one capped category holds back the whole batch, for the caller to store under the cap's lock.
+    expect(await insertEmailsUnlessCapped(pool, [keyed(uncapped, 0), keyed(projectId, 0)])).toBeUndefined();
+    expect(await written(projectId)).toEqual({ emails: 0, keys: 0, used: 0 });
+    expect(await written(uncapped)).toEqual({ emails: 0, keys: 0, used: 0 });
   });
 });
