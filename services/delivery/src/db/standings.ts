@@ -22,6 +22,9 @@ export interface Standings {
   caps: Map<string, CapStanding>;
 }
 
+/** The answers when nothing was asked, or when the caller checked already: nothing suspended, suppressed or capped. */
+export const noStandings: Standings = { suspended: new Map(), suppressed: new Set(), caps: new Map() };
+
 /**
  * The answers to a StandingsAsked, in one statement: every send and every claim of unchecked mail asks, so its three
  * questions share a round trip. Suppressions are looked up by the keyed hash of the address; a row an older version
@@ -31,7 +34,7 @@ export async function standingsOf(pool: Pick<pg.Pool, "query">, hashOf: AddressH
   const projectIds = [...new Set(asked.projectIds)];
   const recipients = asked.recipients ?? [];
   const pairs = asked.pairs ?? [];
-  if (projectIds.length + recipients.length + pairs.length === 0) return { suspended: new Map(), suppressed: new Set(), caps: new Map() };
+  if (projectIds.length + recipients.length + pairs.length === 0) return noStandings;
   const { rows } = await pool.query<{
     kind: "suspended" | "suppressed" | "capped";
     projectId: string;

@@ -4,7 +4,7 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentel
 import type pg from "pg";
 import type { Db } from "../db/client.js";
 import { claimDueEmails, type EmailRow, type HeldEmail, releaseEmails, unsentSince } from "../db/emails.js";
-import { type Standings, standingsOf } from "../db/standings.js";
+import { noStandings, standingsOf } from "../db/standings.js";
 import { heldForSuspensionMs } from "../db/suspended-projects.js";
 import type { AddressHash } from "../domain/address-hash.js";
 import { isDestinationDeferral } from "../domain/destinations.js";
@@ -102,9 +102,6 @@ const heldEmailOf = (row: EmailRow, delayMs: number): HeldEmail => ({
   createdAt: row.createdAt,
   delayMs,
 });
-
-/** The standings of rows their enqueue checked (`checked`): nothing suspended, nothing suppressed. */
-const unasked: Standings = { suspended: new Map(), suppressed: new Set(), caps: new Map() };
 
 /** How often a dispatcher looks again for the oldest month that holds unsent mail. */
 const unsentMonthsCheckMs = 60_000;
@@ -238,7 +235,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function dispatch(rows: EmailRow[], sender: MailProvider, checked = false): Promise<{ held: number; soonestMs: number }> {
     const [{ suppressed, suspended }, keys, destinations] = await Promise.all([
       checked
-        ? unasked
+        ? noStandings
         : standingsOf(options.pool, options.addressHash, { projectIds: rows.map((row) => row.projectId), recipients: rows }),
       signingKeysOf(rows).catch((error: unknown) => {
         logger.warn({ err: error }, "cannot load the sending domains' keys");
